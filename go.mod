@@ -12,3 +12,8 @@ require (
 	go.etcd.io/raft/v3 v3.7.0
 	google.golang.org/protobuf v1.36.11
 )
+
+require (
+	github.com/twmb/franz-go/pkg/kadm v1.20.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+)
