@@ -1,0 +1,125 @@
+package znode
+
+import (
+	"fmt"
+	"runtime"
+	"strconv"
+	"testing"
+
+	"github.com/zkafka/zkafka/zkproto"
+)
+
+// Run: go test -run XXX -bench . -benchmem ./store/znode/
+// The 1M-znode heap measurement: go test -run XXX -bench HeapPerZnode ./store/znode/
+
+var value100 = make([]byte, 100)
+
+func benchTree(b *testing.B, n int) (*Tree, []string) {
+	tr := New(Options{})
+	tr.Apply(Txn{Zxid: 1, Session: sess, Ops: []Op{{Type: zkproto.OpCreateSession}}})
+	tr.Apply(Txn{Zxid: 2, Session: sess, Ops: []Op{create("/bench", 0)}})
+	paths := make([]string, n)
+	op := Op{Type: zkproto.OpCreate, Data: value100, ACL: openACL}
+	txn := Txn{Session: sess, Ops: []Op{op}}
+	for i := range paths {
+		paths[i] = "/bench/n" + strconv.Itoa(10000000+i)
+		txn.Zxid = int64(3 + i)
+		txn.Ops[0].Path = paths[i]
+		if res, _ := tr.Apply(txn); res[0].Err != 0 {
+			b.Fatal(res[0].Err)
+		}
+	}
+	return tr, paths
+}
+
+func BenchmarkApplyCreate(b *testing.B) {
+	tr, _ := benchTree(b, 0)
+	txn := Txn{Session: sess, Ops: []Op{{Type: zkproto.OpCreate, Data: value100, ACL: openACL}}}
+	paths := make([]string, b.N)
+	for i := range paths {
+		paths[i] = fmt.Sprintf("/bench/n%010d", i)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		txn.Zxid = int64(10 + i)
+		txn.Ops[0].Path = paths[i]
+		tr.Apply(txn)
+	}
+}
+
+func BenchmarkApplySetData(b *testing.B) {
+	tr, paths := benchTree(b, 100000)
+	txn := Txn{Session: sess, Ops: []Op{{Type: zkproto.OpSetData, Data: value100, Version: -1}}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		txn.Zxid = int64(200000 + i)
+		txn.Ops[0].Path = paths[i%len(paths)]
+		tr.Apply(txn)
+	}
+}
+
+func BenchmarkGet(b *testing.B) {
+	tr, paths := benchTree(b, 100000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := tr.Get(paths[(i*7919)%len(paths)]); err != 0 {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkChildren1000(b *testing.B) {
+	tr, _ := benchTree(b, 1000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tr.Children("/bench")
+	}
+}
+
+// BenchmarkHeapPerZnode builds one million znodes with 100-byte values
+// (paths like /bench/n10000000) and reports the live heap per znode.
+func BenchmarkHeapPerZnode(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		tr, paths := benchTree(b, 1000000)
+		paths = nil
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		n := tr.NodeCount()
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(n), "heapB/znode")
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "heapMB")
+		runtime.KeepAlive(tr)
+		runtime.KeepAlive(paths)
+	}
+}
+
+func TestReadAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes allocation counts")
+	}
+	h := newHarness(t, Options{})
+	h.must(create("/a", 0))
+	h.must(create("/a/b", 0))
+	checks := map[string]func(){
+		"Get":      func() { h.tree.Get("/a/b") },
+		"Stat":     func() { h.tree.Stat("/a") },
+		"ACL":      func() { h.tree.ACL("/a") },
+		"CheckACL": func() { h.tree.CheckACL("/a", zkproto.PermRead, nil, false) },
+		"Missing":  func() { h.tree.Get("/nope/x") },
+		"Count":    func() { h.tree.AllChildrenNumber("/a") },
+	}
+	for name, f := range checks {
+		if n := testing.AllocsPerRun(100, f); n != 0 {
+			t.Errorf("%s: %v allocs", name, n)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { h.tree.Children("/a") }); n > 1 {
+		t.Errorf("Children: %v allocs", n)
+	}
+}

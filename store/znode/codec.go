@@ -1,0 +1,122 @@
+package znode
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/zkafka/zkafka/zkproto"
+)
+
+// txnVersion is the first byte of an encoded Txn.
+const txnVersion = 1
+
+// Txn encoding (big-endian jute primitives, see zkproto):
+//
+//	version u8 (=1) | zxid i64 | time i64 | session i64 | flags u8 (1=multi, 2=super)
+//	auth:  count i32, then per id:  scheme ustring | id ustring
+//	ops:   count i32, then per op:  type i32 | path ustring | data buffer (-1 = null)
+//	       | acl vector (count i32, then perms i32 | scheme ustring | id ustring)
+//	       | mode i32 | ttl i64 | version i32 | sessionTimeout i32
+const (
+	flagMulti = 1 << iota
+	flagSuper
+	minOpSize = 4 + 4 + 4 + 4 + 4 + 8 + 4 + 4
+)
+
+// Append appends the encoding of txn to dst.
+func (txn *Txn) Append(dst []byte) []byte {
+	var flags byte
+	if txn.Multi {
+		flags |= flagMulti
+	}
+	if txn.Super {
+		flags |= flagSuper
+	}
+	dst = append(dst, txnVersion)
+	dst = zkproto.AppendLong(dst, txn.Zxid)
+	dst = zkproto.AppendLong(dst, txn.Time)
+	dst = zkproto.AppendLong(dst, txn.Session)
+	dst = append(dst, flags)
+	dst = zkproto.AppendInt(dst, int32(len(txn.Auth)))
+	for _, id := range txn.Auth {
+		dst = zkproto.AppendID(dst, id)
+	}
+	dst = zkproto.AppendInt(dst, int32(len(txn.Ops)))
+	for i := range txn.Ops {
+		dst = txn.Ops[i].append(dst)
+	}
+	return dst
+}
+
+func (op *Op) append(dst []byte) []byte {
+	dst = zkproto.AppendInt(dst, int32(op.Type))
+	dst = zkproto.AppendString(dst, op.Path)
+	dst = zkproto.AppendBuffer(dst, op.Data)
+	dst = zkproto.AppendACLs(dst, op.ACL)
+	dst = zkproto.AppendInt(dst, int32(op.Mode))
+	dst = zkproto.AppendLong(dst, op.TTL)
+	dst = zkproto.AppendInt(dst, op.Version)
+	return zkproto.AppendInt(dst, op.SessionTimeout)
+}
+
+// ErrTxnVersion is returned by DecodeTxn for an unknown encoding version.
+var ErrTxnVersion = errors.New("znode: unknown txn encoding version")
+
+// DecodeTxn decodes a Txn encoded by Append. The Data of its ops aliases b.
+func DecodeTxn(b []byte) (Txn, error) {
+	if len(b) == 0 {
+		return Txn{}, zkproto.ErrShort
+	}
+	if b[0] != txnVersion {
+		return Txn{}, fmt.Errorf("%w %d", ErrTxnVersion, b[0])
+	}
+	r := zkproto.NewReader(b[1:])
+	var txn Txn
+	txn.Zxid = r.Long()
+	txn.Time = r.Long()
+	txn.Session = r.Long()
+	flags := byteOf(r)
+	if flags&^(flagMulti|flagSuper) != 0 {
+		r.Fail(fmt.Errorf("znode: unknown txn flags %#x", flags))
+	}
+	txn.Multi = flags&flagMulti != 0
+	txn.Super = flags&flagSuper != 0
+	if n := r.VectorLen(8); n > 0 {
+		txn.Auth = make([]zkproto.ID, n)
+		for i := range txn.Auth {
+			txn.Auth[i] = zkproto.DecodeID(r)
+		}
+	}
+	if n := r.VectorLen(minOpSize); n > 0 {
+		txn.Ops = make([]Op, n)
+		for i := range txn.Ops {
+			txn.Ops[i].decode(r)
+		}
+	}
+	if err := r.Complete(); err != nil {
+		return Txn{}, err
+	}
+	return txn, nil
+}
+
+func (op *Op) decode(r *zkproto.Reader) {
+	op.Type = zkproto.OpCode(r.Int())
+	op.Path = r.String()
+	op.Data = r.Buffer()
+	op.ACL = zkproto.DecodeACLs(r)
+	op.Mode = zkproto.CreateMode(r.Int())
+	op.TTL = r.Long()
+	op.Version = r.Int()
+	op.SessionTimeout = r.Int()
+}
+
+// byteOf reads one byte (a jute boolean is one byte).
+func byteOf(r *zkproto.Reader) byte {
+	if r.Err() != nil || r.Len() < 1 {
+		r.Fail(zkproto.ErrShort)
+		return 0
+	}
+	b := r.Src[0]
+	r.Src = r.Src[1:]
+	return b
+}

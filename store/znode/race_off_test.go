@@ -1,0 +1,5 @@
+//go:build !race
+
+package znode
+
+const raceEnabled = false
