@@ -1,0 +1,100 @@
+package segment
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Compare BenchmarkAppend with BenchmarkRawWrite of the same sizes and
+// sync policy, in the same run:
+//
+//	go test -run '^$' -bench 'Append|RawWrite|ReadFileRange' ./store/segment/
+//
+// or run go run ./store/segment/internal/segbench for a table with ratios.
+
+var benchSizes = []int{1 << 10, 16 << 10}
+
+func BenchmarkAppend(b *testing.B) {
+	for _, size := range benchSizes {
+		for _, every := range []int64{0, 100} {
+			b.Run(fmt.Sprintf("%dKiB/fsync=%d", size>>10, every), func(b *testing.B) {
+				l := mustOpen(b, b.TempDir(), Options{FlushEntries: every})
+				defer l.Close()
+				batch := AppendBatch(nil, make([]byte, size-HeaderSize), 1, 0)
+				b.SetBytes(int64(size))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := l.Append(batch, 1, 0); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkRawWrite writes the same bytes sequentially to a plain file:
+// the ceiling Append is measured against.
+func BenchmarkRawWrite(b *testing.B) {
+	for _, size := range benchSizes {
+		for _, every := range []int{0, 100} {
+			b.Run(fmt.Sprintf("%dKiB/fsync=%d", size>>10, every), func(b *testing.B) {
+				f, err := os.Create(filepath.Join(b.TempDir(), "raw"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer f.Close()
+				batch := AppendBatch(nil, make([]byte, size-HeaderSize), 1, 0)
+				b.SetBytes(int64(size))
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					if _, err := f.Write(batch); err != nil {
+						b.Fatal(err)
+					}
+					if i++; every > 0 && i%every == 0 {
+						if err := datasync(f); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkReadFileRange reads 1 MiB ranges and sends them to /dev/null
+// through FileRange.WriteTo (sendfile).
+func BenchmarkReadFileRange(b *testing.B) {
+	l := mustOpen(b, b.TempDir(), Options{})
+	defer l.Close()
+	batch := AppendBatch(nil, make([]byte, 16<<10-HeaderSize), 1, 0)
+	for range 4096 { // 64 MiB
+		if _, err := l.Append(batch, 1, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer null.Close()
+	b.SetBytes(1 << 20)
+	b.ReportAllocs()
+	off := int64(0)
+	for b.Loop() {
+		r, err := l.Read(off, 1<<20)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.WriteTo(null); err != nil {
+			b.Fatal(err)
+		}
+		r.Release()
+		if off = r.NextOffset; off == l.NextOffset() {
+			off = 0
+		}
+	}
+}
