@@ -1,0 +1,325 @@
+package raftnode
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"time"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// maxDrain bounds the inputs taken between two Readys, so that a flood of
+// proposals still gets persisted and answered in batches.
+const maxDrain = 4096
+
+// run is the loop goroutine: the only one that touches the RawNode, the
+// storage and the state machine (see the package doc).
+func (n *Node) run() {
+	ticker := time.NewTicker(n.cfg.TickInterval)
+	defer ticker.Stop()
+	var err error
+	for err == nil {
+		if n.rn.HasReady() {
+			err = n.handleReady()
+		} else if !n.input(ticker.C) {
+			break
+		}
+		// Take whatever else is already queued, so that the next Ready
+		// (and its single fsync) covers all of it: group commit.
+		for i := 0; i < maxDrain && n.queued(ticker.C); i++ {
+			if !n.input(ticker.C) {
+				break
+			}
+		}
+		select {
+		case <-n.stopc:
+			n.shutdown(err)
+			return
+		default:
+		}
+	}
+	n.shutdown(err)
+}
+
+// queued reports whether an input is waiting (Status requests, on an
+// unbuffered channel, wait for the next time the loop blocks).
+func (n *Node) queued(tick <-chan time.Time) bool {
+	return len(n.propc)+len(n.readc)+len(n.recvc)+len(n.snapc)+len(tick) > 0
+}
+
+// input waits for one input of the loop and handles it. It returns false
+// if the node is stopping.
+func (n *Node) input(tick <-chan time.Time) bool {
+	select {
+	case <-tick:
+		n.tick()
+	case p := <-n.propc:
+		n.propose(p)
+	case r := <-n.readc:
+		n.read(r)
+	case m := <-n.recvc:
+		n.step(m)
+	case c := <-n.statusc:
+		c <- n.status()
+	case res := <-n.snapc:
+		n.snapshotDone(res)
+	case <-n.stopc:
+		return false
+	}
+	return true
+}
+
+func (n *Node) tick() {
+	n.rn.Tick()
+	n.ticks++
+	n.retryParked()
+	if n.ticks%uint64(n.cfg.ElectionTicks) == 0 {
+		n.w.sweep()
+		n.reissueReads() // answers lost with a message or a leader
+	}
+}
+
+func (n *Node) step(m *raftpb.Message) {
+	if err := n.rn.Step(m); err != nil {
+		n.logger.Debug("raftnode: step", "type", m.GetType().String(), "from", m.GetFrom(), "err", err)
+	}
+}
+
+// propose hands p to raft, or parks it behind earlier parked ones.
+func (n *Node) propose(p *proposal) {
+	if len(n.w.parked) > 0 || !n.handOver(p) {
+		n.w.parked = append(n.w.parked, p)
+	}
+}
+
+// handOver proposes p to raft; false if raft dropped it (no leader known,
+// a leadership transfer, too much uncommitted data), so it can be retried.
+func (n *Node) handOver(p *proposal) bool {
+	err := n.rn.Propose(p.data)
+	switch {
+	case errors.Is(err, raft.ErrProposalDropped):
+		return false
+	case err != nil:
+		p.finish(proposalResult{err: err})
+	default:
+		p.term = n.term
+		n.w.props[p.seq] = p
+	}
+	return true
+}
+
+// retryParked hands the parked proposals to raft, in order, until raft
+// drops one; and issues the parked reads if a leader is known.
+func (n *Node) retryParked() {
+	i := 0
+	for ; i < len(n.w.parked); i++ {
+		p := n.w.parked[i]
+		if p.ctx.Err() == nil && !n.handOver(p) {
+			break
+		}
+	}
+	n.w.parked = n.w.parked[i:]
+	if n.lead != 0 {
+		reads := n.w.parkedReads
+		n.w.parkedReads = nil
+		for _, r := range reads {
+			n.read(r)
+		}
+	}
+}
+
+// read issues a ReadIndex request to raft, or parks it while no leader is
+// known (a follower without a leader drops it silently).
+func (n *Node) read(r *readRequest) {
+	if n.lead == 0 {
+		n.w.parkedReads = append(n.w.parkedReads, r)
+		return
+	}
+	n.w.nextReadID++
+	r.id = n.w.nextReadID
+	n.w.reads[r.id] = r
+	n.rn.ReadIndex(binary.BigEndian.AppendUint64(nil, r.id))
+}
+
+// reissueReads asks again for the reads raft has not answered (the request
+// or its answer was lost, or went to a leader that lost its term).
+func (n *Node) reissueReads() {
+	reads := n.w.reads
+	n.w.reads = make(map[uint64]*readRequest, len(reads))
+	for _, r := range reads {
+		n.read(r)
+	}
+}
+
+// handleReady handles one Ready: apply what is already durable, persist
+// (one fsync), send, apply the rest, Advance.
+func (n *Node) handleReady() error {
+	rd := n.rn.Ready()
+	n.w.seen(n.id, rd.Entries)
+	// Committed entries that an earlier Ready made durable are applied
+	// before this Ready's fsync: their proposers can then queue their next
+	// proposals while the fsync runs, and the next Ready takes them all
+	// (group commit). Entries are still applied only once durable.
+	early := n.durablePrefix(&rd)
+	if err := n.apply(early); err != nil {
+		return err
+	}
+	if err := n.st.save(&rd); err != nil {
+		return err
+	}
+	leaderChanged := n.noteState(&rd)
+	n.send(rd.Messages)
+	if !raft.IsEmptySnap(rd.Snapshot) {
+		if err := n.restoreReceived(rd.Snapshot); err != nil {
+			return err
+		}
+	}
+	if err := n.apply(rd.CommittedEntries[len(early):]); err != nil {
+		return err
+	}
+	for _, rs := range rd.ReadStates {
+		if len(rs.RequestCtx) == 8 {
+			n.w.readAnswered(binary.BigEndian.Uint64(rs.RequestCtx), rs.Index)
+		}
+	}
+	n.w.readsApplied(n.applied.Load())
+	n.rn.Advance(rd)
+	n.reportSnapshots(rd.Messages)
+	if leaderChanged {
+		n.retryParked()
+		n.reissueReads()
+	}
+	n.maybeSnapshot()
+	return nil
+}
+
+// durablePrefix returns the committed entries of rd that are already
+// durable in the local log (all of them on a single voter; on a follower
+// the ones not in rd.Entries). None if rd carries a snapshot, which must be
+// restored first.
+func (n *Node) durablePrefix(rd *raft.Ready) []*raftpb.Entry {
+	if !raft.IsEmptySnap(rd.Snapshot) {
+		return nil
+	}
+	ents := rd.CommittedEntries
+	i := 0
+	for i < len(ents) && ents[i].GetIndex() <= n.st.synced {
+		i++
+	}
+	return ents[:i]
+}
+
+// noteState records a new term and leader; proposals that went to a
+// leader of an older term and never showed up locally fail. It reports
+// whether the leader changed.
+func (n *Node) noteState(rd *raft.Ready) bool {
+	if hs := rd.HardState; hs != nil && hs.GetTerm() > n.term {
+		n.term = hs.GetTerm()
+		n.w.termChanged(n.term)
+	}
+	if ss := rd.SoftState; ss != nil {
+		n.role = ss.RaftState
+		if ss.Lead != n.lead {
+			n.lead = ss.Lead
+			n.logger.Info("raftnode: leader changed", "leader", n.lead, "term", n.term)
+			return true
+		}
+	}
+	return false
+}
+
+// send hands the messages to the Transport, after save made what they
+// announce durable.
+func (n *Node) send(msgs []*raftpb.Message) {
+	if len(msgs) == 0 {
+		return
+	}
+	if n.cfg.Transport == nil {
+		n.logger.Warn("raftnode: no transport; dropping messages", "count", len(msgs))
+		return
+	}
+	n.cfg.Transport.Send(msgs)
+}
+
+// reportSnapshots tells raft that the snapshots just sent were delivered
+// (the Transport does not report failures yet; if one was lost, the
+// follower stays behind until raft probes it and sends another).
+func (n *Node) reportSnapshots(msgs []*raftpb.Message) {
+	for _, m := range msgs {
+		if m.GetType() == raftpb.MsgSnap {
+			n.rn.ReportSnapshot(m.GetTo(), raft.SnapshotFinish)
+		}
+	}
+}
+
+// restoreReceived replaces the state machine with a snapshot from the
+// leader (save has stored its file and reset the log).
+func (n *Node) restoreReceived(snap *raftpb.Snapshot) error {
+	data := snap.GetData()
+	info, err := checkSnapshot(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return err
+	}
+	if err := n.sm.Restore(snapshotData(data, info)); err != nil {
+		return err
+	}
+	index := snap.GetMetadata().GetIndex()
+	n.setConfState(snap.GetMetadata().GetConfState())
+	n.applied.Store(index)
+	n.lastSnap = index
+	n.w.snapshotRestored(index)
+	n.logger.Info("raftnode: restored a snapshot from the leader", "index", index)
+	return purgeSnapshots(n.cfg.Dir, n.cfg.SnapshotRetain, n.snapping)
+}
+
+// apply applies committed entries in order: normal entries to the state
+// machine, conf changes to raft.
+func (n *Node) apply(ents []*raftpb.Entry) error {
+	for _, e := range ents {
+		index := e.GetIndex()
+		if index <= n.applied.Load() {
+			continue // covered by a snapshot
+		}
+		switch e.GetType() {
+		case raftpb.EntryNormal:
+			node, seq, payload, ok := decodeFrame(e.GetData())
+			var result any
+			if ok {
+				result = n.sm.Apply(index, payload)
+			} else if len(e.GetData()) > 0 {
+				n.logger.Error("raftnode: skipping an entry without a frame", "index", index)
+			}
+			n.w.applied(index, node, seq, ok, n.id, result)
+		case raftpb.EntryConfChange, raftpb.EntryConfChangeV2:
+			if err := n.applyConfChange(e); err != nil {
+				return err
+			}
+			n.w.applied(index, 0, 0, false, n.id, nil)
+		}
+		n.applied.Store(index)
+	}
+	return nil
+}
+
+func (n *Node) applyConfChange(e *raftpb.Entry) error {
+	var cc raftpb.ConfChangeI
+	if e.GetType() == raftpb.EntryConfChange {
+		var c raftpb.ConfChange
+		if err := proto.Unmarshal(e.GetData(), &c); err != nil {
+			return err
+		}
+		cc = &c
+	} else {
+		var c raftpb.ConfChangeV2
+		if err := proto.Unmarshal(e.GetData(), &c); err != nil {
+			return err
+		}
+		cc = &c
+	}
+	n.setConfState(n.rn.ApplyConfChange(cc))
+	n.logger.Info("raftnode: membership changed", "index", e.GetIndex(), "voters", n.confState.GetVoters(), "learners", n.confState.GetLearners())
+	return nil
+}

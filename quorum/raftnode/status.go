@@ -1,0 +1,111 @@
+package raftnode
+
+import (
+	"fmt"
+	"log/slog"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/tracker"
+)
+
+// Role is a node's part in the group.
+type Role uint8
+
+const (
+	RoleFollower  Role = iota // a voter following a leader (or waiting for one)
+	RoleCandidate             // a voter campaigning (PreVote included)
+	RoleLeader                // the leader
+	RoleLearner               // a non-voting member (a ZooKeeper observer)
+)
+
+func (r Role) String() string {
+	switch r {
+	case RoleFollower:
+		return "follower"
+	case RoleCandidate:
+		return "candidate"
+	case RoleLeader:
+		return "leader"
+	case RoleLearner:
+		return "learner"
+	}
+	return fmt.Sprintf("Role(%d)", uint8(r))
+}
+
+// Status is a node's view of the group.
+type Status struct {
+	ID           uint64
+	Leader       uint64 // 0 when no leader is known
+	Term         uint64
+	Role         Role
+	AppliedIndex uint64
+	CommitIndex  uint64
+	// Progress is, on the leader, the replication progress of every
+	// member (itself included) by id; nil on other nodes.
+	Progress map[uint64]Progress
+}
+
+// Progress is how far the leader has replicated its log to one member.
+type Progress struct {
+	Match   uint64 // the highest index known to be in the member's log
+	Next    uint64 // the next index the leader will send
+	State   string // "probe", "replicate" or "snapshot"
+	Learner bool
+	Active  bool // heard from within the last election timeout
+}
+
+// status builds the Status; on the loop goroutine only.
+func (n *Node) status() Status {
+	rs := n.rn.Status()
+	s := Status{
+		ID: n.id, Leader: rs.Lead, Term: rs.HardState.GetTerm(),
+		AppliedIndex: n.applied.Load(), CommitIndex: rs.HardState.GetCommit(),
+		Role: roleOf(rs.RaftState, n.isLearner()),
+	}
+	if rs.Progress != nil {
+		s.Progress = make(map[uint64]Progress, len(rs.Progress))
+		for id, pr := range rs.Progress {
+			s.Progress[id] = progressOf(pr)
+		}
+	}
+	return s
+}
+
+func roleOf(st raft.StateType, learner bool) Role {
+	switch {
+	case learner:
+		return RoleLearner
+	case st == raft.StateLeader:
+		return RoleLeader
+	case st == raft.StateCandidate || st == raft.StatePreCandidate:
+		return RoleCandidate
+	}
+	return RoleFollower
+}
+
+func progressOf(pr tracker.Progress) Progress {
+	return Progress{Match: pr.Match, Next: pr.Next, State: pr.State.String(), Learner: pr.IsLearner, Active: pr.RecentActive}
+}
+
+// raftLogger adapts slog to raft.Logger. Raft's Info is routine chatter
+// (elections, snapshots), logged at Info; Debug at Debug.
+type raftLogger struct{ l *slog.Logger }
+
+func (r raftLogger) Debug(v ...any)                 { r.l.Debug(fmt.Sprint(v...)) }
+func (r raftLogger) Debugf(format string, v ...any) { r.l.Debug(fmt.Sprintf(format, v...)) }
+func (r raftLogger) Info(v ...any)                  { r.l.Info(fmt.Sprint(v...)) }
+func (r raftLogger) Infof(format string, v ...any)  { r.l.Info(fmt.Sprintf(format, v...)) }
+func (r raftLogger) Warning(v ...any)               { r.l.Warn(fmt.Sprint(v...)) }
+func (r raftLogger) Warningf(format string, v ...any) {
+	r.l.Warn(fmt.Sprintf(format, v...))
+}
+func (r raftLogger) Error(v ...any)                 { r.l.Error(fmt.Sprint(v...)) }
+func (r raftLogger) Errorf(format string, v ...any) { r.l.Error(fmt.Sprintf(format, v...)) }
+func (r raftLogger) Fatal(v ...any)                 { r.Panic(v...) }
+func (r raftLogger) Fatalf(format string, v ...any) { r.Panicf(format, v...) }
+func (r raftLogger) Panic(v ...any) {
+	s := fmt.Sprint(v...)
+	r.l.Error(s)
+	panic(s)
+}
+func (r raftLogger) Panicf(format string, v ...any) { r.Panic(fmt.Sprintf(format, v...)) }
