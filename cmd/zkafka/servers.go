@@ -1,9 +1,20 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/zkafka/zkafka/quorum"
 )
 
 const runUsage = `usage: zkafka run [flags]
@@ -52,12 +63,28 @@ func parse(fs *flag.FlagSet, args []string) (stop bool, code int) {
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs, lf := newFlagSet("run", runUsage, stderr)
+	dataDir := fs.String("data", "zkafka-data", "data directory")
+	zkAddr := fs.String("zookeeper-addr", "127.0.0.1:2181", "ZooKeeper client address")
 	if stop, code := parse(fs, args); stop {
 		return code
 	}
 	log := lf.logger(stderr)
-	log.Warn("the ZooKeeper server and the Kafka broker are not built yet; nothing to run")
-	return 1
+	cfg := quorum.DefaultConfig(filepath.Join(*dataDir, "zookeeper"))
+	host, port, err := splitHostPort(*zkAddr)
+	if err != nil {
+		log.Error("bad -zookeeper-addr", "err", err)
+		return 2
+	}
+	cfg.ClientPortAddress, cfg.ClientPort = host, port
+	cfg.FourLetterWords = map[string]bool{"srvr": true, "ruok": true, "mntr": true, "stat": true}
+	zk, err := quorum.Start(cfg, log.With("server", "zookeeper"))
+	if err != nil {
+		log.Error("zookeeper did not start", "err", err)
+		return 1
+	}
+	log.Warn("the Kafka broker is not built yet; serving ZooKeeper only")
+	waitForSignal(log)
+	return shutdown(log, zk)
 }
 
 func cmdZookeeper(args []string, stdout, stderr io.Writer) int {
@@ -66,8 +93,22 @@ func cmdZookeeper(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	log := lf.logger(stderr)
-	log.Warn("the ZooKeeper server is not built yet")
-	return 1
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return 2
+	}
+	cfg, err := quorum.LoadConfig(fs.Arg(0), log)
+	if err != nil {
+		log.Error("bad configuration", "err", err)
+		return 2
+	}
+	zk, err := quorum.Start(cfg, log)
+	if err != nil {
+		log.Error("zookeeper did not start", "err", err)
+		return 1
+	}
+	waitForSignal(log)
+	return shutdown(log, zk)
 }
 
 func cmdBroker(args []string, stdout, stderr io.Writer) int {
@@ -78,4 +119,39 @@ func cmdBroker(args []string, stdout, stderr io.Writer) int {
 	log := lf.logger(stderr)
 	log.Warn("the Kafka broker is not built yet")
 	return 1
+}
+
+// waitForSignal blocks until SIGINT or SIGTERM.
+func waitForSignal(log *slog.Logger) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	sig := <-ch
+	log.Info("shutting down", "signal", sig.String())
+	signal.Stop(ch)
+}
+
+// shutdown stops the servers, bounded in time.
+func shutdown(log *slog.Logger, servers ...interface{ Shutdown(context.Context) error }) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	code := 0
+	for _, s := range servers {
+		if err := s.Shutdown(ctx); err != nil {
+			log.Error("shutdown", "err", err)
+			code = 1
+		}
+	}
+	return code
+}
+
+func splitHostPort(addr string) (string, int, error) {
+	host, portText, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil {
+		return "", 0, fmt.Errorf("bad port %q", portText)
+	}
+	return host, port, nil
 }

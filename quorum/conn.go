@@ -1,0 +1,321 @@
+package quorum
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/zkafka/zkafka/zkproto"
+)
+
+var errTooManyFiles = syscall.EMFILE
+
+const (
+	// maxOutstanding bounds the requests a connection has in flight, like
+	// ZooKeeper's globalOutstandingLimit: the reader stops reading beyond it.
+	maxOutstanding = 1000
+	// maxQueuedEvents bounds the notifications waiting for a slow client;
+	// beyond it the connection is closed rather than memory growing.
+	maxQueuedEvents = 100000
+)
+
+// conn is one client connection. Three goroutines: the reader decodes
+// requests in order and proposes writes at once (so one session's writes
+// enter the log in its order); the writer answers each call in request order,
+// executing reads only after every earlier write of the session has applied;
+// watch notifications reach the writer through events.
+type conn struct {
+	srv *Server
+	nc  net.Conn
+	ip  string
+
+	calls  chan *call
+	events chan []byte
+	closed chan struct{}
+	once   sync.Once
+
+	sessionTimeout time.Duration
+	sid            atomic.Int64
+	// closingSession is set once the client asked to close its session: the
+	// connection then closes after the reply, not when the close applies.
+	closingSession atomic.Bool
+
+	// auth is touched by the reader goroutine (auth packets) and read by the
+	// reader (to build txns) and the writer (ACL checks on reads).
+	authMu sync.Mutex
+	auth   []zkproto.ID
+	super  bool
+
+	// lastActivity is unix nanoseconds of the last request, for cons.
+	lastActivity atomic.Int64
+	received     atomic.Int64
+	sent         atomic.Int64
+	started      time.Time
+}
+
+// call is one request waiting for its reply.
+type call struct {
+	xid  int32
+	op   zkproto.OpCode
+	req  zkproto.Record
+	wait <-chan proposeResult // writes: the proposal; nil for reads
+	// closeAfter closes the connection once the reply is written.
+	closeAfter bool
+	// reply, when set, is a ready answer (errors found while reading).
+	reply *replyFrame
+	start time.Time
+}
+
+// replyFrame is a reply's header and body.
+type replyFrame struct {
+	hdr  zkproto.ReplyHeader
+	body zkproto.Record
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	return &conn{
+		srv:     s,
+		nc:      nc,
+		ip:      remoteIP(nc),
+		calls:   make(chan *call, maxOutstanding),
+		events:  make(chan []byte, 1024),
+		closed:  make(chan struct{}),
+		started: time.Now(),
+		// ZooKeeper gives every connection the ip identity of its client.
+		auth: []zkproto.ID{{Scheme: "ip", ID: remoteIP(nc)}},
+	}
+}
+
+func (c *conn) session() int64   { return c.sid.Load() }
+func (c *conn) sessionID() int64 { return c.sid.Load() }
+
+// close ends the connection once; the goroutines notice and exit.
+func (c *conn) close(reason string) {
+	c.once.Do(func() {
+		c.srv.log.Debug("closing client connection", "remote", c.nc.RemoteAddr().String(), "session", fmt.Sprintf("0x%x", c.session()), "reason", reason)
+		close(c.closed)
+		c.nc.Close()
+	})
+}
+
+// serve runs the connection: handshake (or a four-letter word), then the
+// reader here and the writer in its own goroutine.
+func (c *conn) serve() {
+	defer func() {
+		if r := recover(); r != nil {
+			c.srv.log.Error("panic serving client; connection closed", "remote", c.nc.RemoteAddr().String(), "panic", r)
+		}
+		c.close("connection ended")
+		c.srv.watches.removeWatcher(c)
+		c.srv.removeConn(c)
+	}()
+	br := bufio.NewReaderSize(c.nc, 64<<10)
+	if word, ok := c.peekFourLetterWord(br); ok {
+		c.srv.serveFourLetterWord(c.nc, word)
+		return
+	}
+	bw := bufio.NewWriterSize(c.nc, 64<<10)
+	if !c.handshake(br, bw) {
+		return
+	}
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		c.writeLoop(bw)
+	}()
+	c.readLoop(br)
+	close(c.calls)
+	<-writerDone
+}
+
+// peekFourLetterWord reports whether the connection opens with a known
+// four-letter word instead of a length prefix.
+func (c *conn) peekFourLetterWord(br *bufio.Reader) (string, bool) {
+	c.nc.SetReadDeadline(time.Now().Add(c.srv.cfg.TickTime * 10))
+	b, err := br.Peek(4)
+	c.nc.SetReadDeadline(time.Time{})
+	if err != nil {
+		return "", false
+	}
+	word := string(b)
+	if !isFourLetterWord(word) {
+		return "", false
+	}
+	br.Discard(4)
+	return word, true
+}
+
+// readFrame reads one length-prefixed frame, refusing frames over
+// jute.maxbuffer.
+func (c *conn) readFrame(br *bufio.Reader, buf []byte) ([]byte, error) {
+	return zkproto.ReadFrame(br, buf, c.srv.cfg.JuteMaxBuffer)
+}
+
+// readLoop decodes requests until the connection closes.
+func (c *conn) readLoop(br *bufio.Reader) {
+	var buf []byte
+	for {
+		frame, err := c.readFrame(br, buf[:0])
+		if err != nil {
+			c.logReadError(err)
+			return
+		}
+		buf = frame
+		c.received.Add(1)
+		c.srv.stats.received.Add(1)
+		c.lastActivity.Store(time.Now().UnixNano())
+		c.srv.tracker.touch(c.session(), time.Now())
+		cl, ok := c.decodeCall(frame)
+		if cl == nil {
+			if !ok {
+				return
+			}
+			continue
+		}
+		select {
+		case c.calls <- cl:
+		case <-c.closed:
+			return
+		}
+		if !ok || cl.closeAfter {
+			return
+		}
+	}
+}
+
+func (c *conn) logReadError(err error) {
+	select {
+	case <-c.closed:
+		return
+	default:
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+		return
+	}
+	c.srv.log.Warn("bad frame from client; closing its connection", "remote", c.nc.RemoteAddr().String(), "session", fmt.Sprintf("0x%x", c.session()), "err", err)
+}
+
+// writeLoop answers calls in order and forwards notifications.
+func (c *conn) writeLoop(bw *bufio.Writer) {
+	var out []byte
+	defer func() {
+		if r := recover(); r != nil {
+			c.srv.log.Error("panic answering client; connection closed", "panic", r)
+		}
+		c.close("writer ended")
+	}()
+	for {
+		select {
+		case cl, ok := <-c.calls:
+			if !ok {
+				bw.Flush()
+				return
+			}
+			if !c.finish(cl, bw, &out) {
+				return
+			}
+		case ev := <-c.events:
+			bw.Write(ev)
+		case <-c.closed:
+			return
+		}
+		if len(c.calls) == 0 && len(c.events) == 0 {
+			if err := bw.Flush(); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// finish waits for a call's outcome, writes the notifications that came
+// before it, then its reply. It reports false when the connection must end.
+func (c *conn) finish(cl *call, bw *bufio.Writer, out *[]byte) bool {
+	var res proposeResult
+	if cl.wait != nil {
+		for waiting := true; waiting; {
+			select {
+			case res = <-cl.wait:
+				waiting = false
+			case ev := <-c.events:
+				bw.Write(ev)
+			case <-c.closed:
+				return false
+			}
+		}
+	}
+	c.drainEvents(bw)
+	rf := cl.reply
+	if rf == nil {
+		rf = c.execute(cl, res)
+	}
+	*out = zkproto.AppendReply((*out)[:0], rf.hdr, rf.body)
+	if _, err := bw.Write(*out); err != nil {
+		return false
+	}
+	c.sent.Add(1)
+	c.srv.stats.sent.Add(1)
+	if !cl.start.IsZero() {
+		c.srv.stats.observe(time.Since(cl.start))
+	}
+	if cl.closeAfter {
+		bw.Flush()
+		return false
+	}
+	return true
+}
+
+func (c *conn) drainEvents(bw *bufio.Writer) {
+	for {
+		select {
+		case ev := <-c.events:
+			bw.Write(ev)
+		default:
+			return
+		}
+	}
+}
+
+// notify queues a watch notification; it never blocks the apply loop. A
+// client too slow to take its notifications is disconnected.
+func (c *conn) notify(typ zkproto.EventType, path string, zxid int64) {
+	frame := zkproto.AppendNotification(nil, zkproto.WatcherEvent{Type: typ, State: zkproto.StateSyncConnected, Path: path})
+	select {
+	case c.events <- frame:
+	default:
+		c.srv.log.Warn("client does not read its watch notifications; closing", "session", fmt.Sprintf("0x%x", c.session()))
+		c.close("notification queue full")
+	}
+}
+
+// identities returns the session's auth identities and super flag.
+func (c *conn) identities() ([]zkproto.ID, bool) {
+	c.authMu.Lock()
+	defer c.authMu.Unlock()
+	return append([]zkproto.ID(nil), c.auth...), c.super
+}
+
+func (c *conn) addIdentity(id zkproto.ID, super bool) {
+	c.authMu.Lock()
+	defer c.authMu.Unlock()
+	for _, have := range c.auth {
+		if have == id {
+			return
+		}
+	}
+	c.auth = append(c.auth, id)
+	c.super = c.super || super
+}
+
+// writeRaw writes a frame directly (handshake only, before the writer runs).
+func writeRaw(bw *bufio.Writer, frame []byte) error {
+	if _, err := bw.Write(frame); err != nil {
+		return err
+	}
+	return bw.Flush()
+}

@@ -1,0 +1,62 @@
+package quorum
+
+import (
+	"context"
+	"time"
+
+	"github.com/zkafka/zkafka/quorum/raftnode"
+)
+
+// raftReplicator replicates txns through a raftnode.Node.
+type raftReplicator struct {
+	node *raftnode.Node
+}
+
+// startRaft starts the raft node of a standalone server: one voter whose id
+// is myid (1 when there is no myid file).
+func startRaft(s *Server, dir string) (*raftReplicator, error) {
+	id := s.cfg.MyID
+	if id == 0 {
+		id = 1
+	}
+	node, err := raftnode.Start(raftnode.Config{
+		ID:              id,
+		Peers:           []raftnode.Peer{{ID: id}},
+		Dir:             dir,
+		TickInterval:    raftTick(s.cfg.TickTime),
+		ElectionTicks:   10,
+		HeartbeatTicks:  1,
+		SnapshotEntries: s.cfg.SnapCount,
+		SnapshotRetain:  s.cfg.SnapRetainCount,
+		Logger:          s.log.With("component", "raft"),
+	}, s)
+	if err != nil {
+		return nil, err
+	}
+	return &raftReplicator{node: node}, nil
+}
+
+// raftTick derives raft's tick from ZooKeeper's tickTime: twenty raft ticks
+// per ZooKeeper tick, so that elections take well under a tickTime.
+func raftTick(tickTime time.Duration) time.Duration {
+	return max(tickTime/20, 5*time.Millisecond)
+}
+
+// ProposeAsync implements replicator.
+func (r *raftReplicator) ProposeAsync(data []byte) <-chan proposeResult {
+	out := make(chan proposeResult, 1)
+	r.node.ProposeFunc(data, func(value any, _ uint64, err error) {
+		res := proposeResult{err: err}
+		if err == nil {
+			res.applied, _ = value.(*appliedTxn)
+		}
+		out <- res
+	})
+	return out
+}
+
+// ReadIndex implements replicator.
+func (r *raftReplicator) ReadIndex(ctx context.Context) error { return r.node.ReadIndex(ctx) }
+
+// Stop implements replicator.
+func (r *raftReplicator) Stop() error { return r.node.Stop() }

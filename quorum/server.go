@@ -1,0 +1,262 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zkafka/zkafka/store/znode"
+)
+
+// ErrServerClosed is returned by Serve after Shutdown.
+var ErrServerClosed = errors.New("quorum: server closed")
+
+// replicator is what the server needs from the replicated log: ordered
+// asynchronous proposals and a linearizable read barrier.
+type replicator interface {
+	// ProposeAsync appends data to the log; proposals made by one goroutine
+	// enter the log in the order they were made. The channel yields the
+	// state machine's result once the entry is applied locally.
+	ProposeAsync(data []byte) <-chan proposeResult
+	// ReadIndex returns once the local state has applied everything the
+	// leader had committed when it was called.
+	ReadIndex(ctx context.Context) error
+	Stop() error
+}
+
+// proposeResult is an applied proposal's outcome.
+type proposeResult struct {
+	applied *appliedTxn
+	err     error
+}
+
+// appliedTxn is what applying one txn produced.
+type appliedTxn struct {
+	zxid    int64
+	results []znode.Result
+}
+
+// Server is a ZooKeeper server: the client listener and the request
+// pipeline over the replicated data tree.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	tree    atomic.Pointer[znode.Tree]
+	repl    replicator
+	watches *watchManager
+	tracker *sessionTracker
+	ids     *sessionIDs
+	stats   *serverStats
+	started time.Time
+	// clientAddr is the client listener's address, set before serving.
+	clientAddr net.Addr
+
+	mu struct {
+		sync.Mutex
+		conns     map[*conn]struct{}
+		bySession map[int64]*conn
+		perIP     map[string]int
+		listeners []net.Listener
+		closed    bool
+	}
+	wg   sync.WaitGroup
+	done chan struct{}
+}
+
+// newServer builds a server around a tree; the caller attaches repl.
+func newServer(cfg Config, log *slog.Logger, tree *znode.Tree) *Server {
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Server{
+		cfg:     cfg,
+		log:     log,
+		watches: newWatchManager(),
+		tracker: newSessionTracker(),
+		ids:     newSessionIDs(cfg.MyID, time.Now()),
+		stats:   newServerStats(),
+		started: time.Now(),
+		done:    make(chan struct{}),
+	}
+	s.tree.Store(tree)
+	s.mu.conns = map[*conn]struct{}{}
+	s.mu.bySession = map[int64]*conn{}
+	s.mu.perIP = map[string]int{}
+	return s
+}
+
+// Tree returns the current data tree (for tests and tools).
+func (s *Server) Tree() *znode.Tree { return s.tree.Load() }
+
+// go starts a tracked goroutine; it refuses once shutdown has begun.
+func (s *Server) goTracked(f func()) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.closed {
+		return false
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// Serve accepts client connections on l until Shutdown. It always returns a
+// non-nil error; after Shutdown it is ErrServerClosed.
+func (s *Server) Serve(l net.Listener) error {
+	s.mu.Lock()
+	if s.mu.closed {
+		s.mu.Unlock()
+		return ErrServerClosed
+	}
+	s.mu.listeners = append(s.mu.listeners, l)
+	s.mu.Unlock()
+	var backoff time.Duration
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			select {
+			case <-s.done:
+				return ErrServerClosed
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, errTooManyFiles) {
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				s.log.Warn("accept failed; retrying", "err", err, "backoff", backoff)
+				time.Sleep(backoff)
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		s.accept(nc)
+	}
+}
+
+// accept registers a new connection and starts its goroutines.
+func (s *Server) accept(nc net.Conn) {
+	ip := remoteIP(nc)
+	s.mu.Lock()
+	if s.mu.closed {
+		s.mu.Unlock()
+		nc.Close()
+		return
+	}
+	if s.cfg.MaxClientCnxns > 0 && s.mu.perIP[ip] >= s.cfg.MaxClientCnxns {
+		s.mu.Unlock()
+		s.log.Warn("too many connections from one address; closing", "addr", ip, "max", s.cfg.MaxClientCnxns)
+		nc.Close()
+		return
+	}
+	c := newConn(s, nc)
+	s.mu.conns[c] = struct{}{}
+	s.mu.perIP[ip]++
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		c.serve()
+	}()
+}
+
+// removeConn forgets a closed connection.
+func (s *Server) removeConn(c *conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.mu.conns[c]; !ok {
+		return
+	}
+	delete(s.mu.conns, c)
+	if s.mu.perIP[c.ip]--; s.mu.perIP[c.ip] <= 0 {
+		delete(s.mu.perIP, c.ip)
+	}
+	if id := c.session(); id != 0 && s.mu.bySession[id] == c {
+		delete(s.mu.bySession, id)
+	}
+}
+
+// attach makes c the connection of session id, closing the previous one.
+func (s *Server) attach(id int64, c *conn) {
+	s.mu.Lock()
+	prev := s.mu.bySession[id]
+	s.mu.bySession[id] = c
+	s.mu.Unlock()
+	if prev != nil && prev != c {
+		prev.close("session moved to a new connection")
+	}
+}
+
+// connOf returns the connection that holds session id on this server.
+func (s *Server) connOf(id int64) *conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.bySession[id]
+}
+
+// connections returns a snapshot of the open connections.
+func (s *Server) connections() []*conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*conn, 0, len(s.mu.conns))
+	for c := range s.mu.conns {
+		out = append(out, c)
+	}
+	return out
+}
+
+// Shutdown stops accepting, closes every connection and the replicated log,
+// and waits for the server's goroutines until ctx ends. Sessions survive a
+// shutdown: a client that reconnects after a restart within its timeout
+// keeps its session.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.mu.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.mu.closed = true
+	close(s.done)
+	for _, l := range s.mu.listeners {
+		l.Close()
+	}
+	conns := make([]*conn, 0, len(s.mu.conns))
+	for c := range s.mu.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.close("server shutting down")
+	}
+	waited := make(chan struct{})
+	go func() { s.wg.Wait(); close(waited) }()
+	var err error
+	select {
+	case <-waited:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if s.repl != nil {
+		if stopErr := s.repl.Stop(); err == nil {
+			err = stopErr
+		}
+	}
+	return err
+}
+
+func remoteIP(nc net.Conn) string {
+	if a, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
+		return a.IP.String()
+	}
+	return nc.RemoteAddr().String()
+}
+
+// String describes the server for logs.
+func (s *Server) String() string { return fmt.Sprintf("zookeeper server %d", s.cfg.MyID) }

@@ -1,0 +1,77 @@
+package quorum
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/zkafka/zkafka/store/znode"
+)
+
+// Start opens the server's data, replays its log, and starts serving
+// clients on cfg's client address. Standalone (no server.N lines) is an
+// ensemble of one voter.
+func Start(cfg Config, log *slog.Logger) (*Server, error) {
+	l, err := net.Listen("tcp", cfg.ClientAddr())
+	if err != nil {
+		return nil, fmt.Errorf("client port: %w", err)
+	}
+	s, err := StartWithListener(cfg, log, l)
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// StartWithListener is Start with a listener the caller made (tests use
+// 127.0.0.1:0).
+func StartWithListener(cfg Config, log *slog.Logger, l net.Listener) (*Server, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	cfg.fillDerived()
+	for _, dir := range []string{cfg.DataDir, cfg.DataLogDir} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	s := newServer(cfg, log, nil)
+	s.clientAddr = l.Addr()
+	s.tree.Store(znode.New(s.treeOptions()))
+	repl, err := startRaft(s, filepath.Join(cfg.DataLogDir, "version-2"))
+	if err != nil {
+		return nil, err
+	}
+	s.repl = repl
+	if err := repl.ReadIndex(context.Background()); err != nil {
+		repl.Stop()
+		return nil, fmt.Errorf("catching up the log: %w", err)
+	}
+	s.trackRestoredSessions()
+	s.goTracked(s.expireSessions)
+	s.goTracked(s.reapContainers)
+	s.goTracked(func() {
+		if err := s.Serve(l); err != nil && err != ErrServerClosed {
+			log.Error("client listener stopped", "err", err)
+		}
+	})
+	log.Info("zookeeper server started", "addr", l.Addr().String(), "mode", s.mode(),
+		"zxid", fmt.Sprintf("0x%x", s.tree.Load().LastZxid()), "nodes", s.tree.Load().NodeCount(),
+		"sessions", len(s.tree.Load().Sessions()), "tickTime", cfg.TickTime)
+	return s, nil
+}
+
+// Addr returns the client listener's address.
+func (s *Server) Addr() net.Addr { return s.clientAddr }
+
+// Close shuts the server down, waiting at most a few seconds.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return s.Shutdown(ctx)
+}

@@ -1,0 +1,251 @@
+package quorum
+
+import (
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/zkafka/zkafka/zkproto"
+)
+
+// watcher receives watch notifications. A connection is a watcher.
+type watcher interface {
+	notify(typ zkproto.EventType, path string, zxid int64)
+	sessionID() int64
+}
+
+// watchKind names a watch table.
+type watchKind int
+
+const (
+	watchData       watchKind = iota // exists and getData watches, one-shot
+	watchChild                       // getChildren watches, one-shot
+	watchPersistent                  // addWatch PERSISTENT
+	watchRecursive                   // addWatch PERSISTENT_RECURSIVE
+	numWatchKinds
+)
+
+// watchSet is the watchers registered on one path in one table.
+type watchSet map[watcher]struct{}
+
+// watchManager holds every watch of this server's clients. ZooKeeper's rules:
+// NodeCreated and NodeDataChanged fire data watches; NodeDeleted fires data
+// and child watches; NodeChildrenChanged fires child watches of the parent.
+// Persistent watches fire for all four on their path and stay; recursive
+// watches fire for their path and every descendant, except
+// NodeChildrenChanged. One event reaches a watcher at most once.
+type watchManager struct {
+	mu struct {
+		sync.Mutex
+		tables [numWatchKinds]map[string]watchSet
+		// recursiveCount lets trigger skip the ancestor walk when no
+		// recursive watch exists.
+		recursiveCount int
+	}
+}
+
+func newWatchManager() *watchManager {
+	w := &watchManager{}
+	for i := range w.mu.tables {
+		w.mu.tables[i] = map[string]watchSet{}
+	}
+	return w
+}
+
+// add registers a watch of kind on path for wt.
+func (m *watchManager) add(kind watchKind, path string, wt watcher) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	set := m.mu.tables[kind][path]
+	if set == nil {
+		set = watchSet{}
+		m.mu.tables[kind][path] = set
+	}
+	if _, ok := set[wt]; !ok && kind == watchRecursive {
+		m.mu.recursiveCount++
+	}
+	set[wt] = struct{}{}
+}
+
+// has reports whether wt has a watch of kind on path.
+func (m *watchManager) has(kind watchKind, path string, wt watcher) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.mu.tables[kind][path][wt]
+	return ok
+}
+
+// remove drops wt's watch of kind on path and reports whether it was there.
+func (m *watchManager) remove(kind watchKind, path string, wt watcher) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.removeLocked(kind, path, wt)
+}
+
+func (m *watchManager) removeLocked(kind watchKind, path string, wt watcher) bool {
+	set := m.mu.tables[kind][path]
+	if _, ok := set[wt]; !ok {
+		return false
+	}
+	delete(set, wt)
+	if len(set) == 0 {
+		delete(m.mu.tables[kind], path)
+	}
+	if kind == watchRecursive {
+		m.mu.recursiveCount--
+	}
+	return true
+}
+
+// removeWatcher drops every watch of wt (its connection closed).
+func (m *watchManager) removeWatcher(wt watcher) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for kind := range m.mu.tables {
+		for path, set := range m.mu.tables[kind] {
+			if _, ok := set[wt]; ok {
+				m.removeLocked(watchKind(kind), path, wt)
+			}
+		}
+	}
+}
+
+// trigger fires the watches that an applied event causes.
+func (m *watchManager) trigger(typ zkproto.EventType, path string, zxid int64) {
+	fired := m.collect(typ, path)
+	for _, wt := range fired {
+		wt.notify(typ, path, zxid)
+	}
+}
+
+// collect removes the one-shot watches an event fires and returns every
+// watcher to notify, each once, in a deterministic order.
+func (m *watchManager) collect(typ zkproto.EventType, path string) []watcher {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	seen := map[watcher]struct{}{}
+	take := func(kind watchKind, p string, oneShot bool) {
+		set := m.mu.tables[kind][p]
+		for wt := range set {
+			seen[wt] = struct{}{}
+		}
+		if oneShot && set != nil {
+			delete(m.mu.tables[kind], p)
+		}
+	}
+	switch typ {
+	case zkproto.EventNodeCreated, zkproto.EventNodeDataChanged:
+		take(watchData, path, true)
+	case zkproto.EventNodeDeleted:
+		take(watchData, path, true)
+		take(watchChild, path, true)
+	case zkproto.EventNodeChildrenChanged:
+		take(watchChild, path, true)
+	}
+	take(watchPersistent, path, false)
+	if typ != zkproto.EventNodeChildrenChanged && m.mu.recursiveCount > 0 {
+		for p := path; ; p = parentPath(p) {
+			take(watchRecursive, p, false)
+			if p == "/" {
+				break
+			}
+		}
+	}
+	out := make([]watcher, 0, len(seen))
+	for wt := range seen {
+		out = append(out, wt)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].sessionID() < out[j].sessionID() })
+	return out
+}
+
+// watchCounts is what the wchs four-letter word reports.
+type watchCounts struct {
+	connections int
+	paths       int
+	watches     int
+}
+
+func (m *watchManager) counts() watchCounts {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	watchers := map[watcher]struct{}{}
+	paths := map[string]struct{}{}
+	var c watchCounts
+	for _, table := range m.mu.tables {
+		for path, set := range table {
+			paths[path] = struct{}{}
+			c.watches += len(set)
+			for wt := range set {
+				watchers[wt] = struct{}{}
+			}
+		}
+	}
+	c.connections, c.paths = len(watchers), len(paths)
+	return c
+}
+
+// bySession maps session id → watched paths (wchc); byPath maps path →
+// session ids (wchp).
+func (m *watchManager) bySession() map[int64][]string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[int64][]string{}
+	for _, table := range m.mu.tables {
+		for path, set := range table {
+			for wt := range set {
+				out[wt.sessionID()] = appendUnique(out[wt.sessionID()], path)
+			}
+		}
+	}
+	for id := range out {
+		sort.Strings(out[id])
+	}
+	return out
+}
+
+func (m *watchManager) byPath() map[string][]int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string][]int64{}
+	for _, table := range m.mu.tables {
+		for path, set := range table {
+			for wt := range set {
+				if !containsInt64(out[path], wt.sessionID()) {
+					out[path] = append(out[path], wt.sessionID())
+				}
+			}
+		}
+	}
+	for p := range out {
+		sort.Slice(out[p], func(i, j int) bool { return out[p][i] < out[p][j] })
+	}
+	return out
+}
+
+func appendUnique(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+func containsInt64(list []int64, v int64) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// parentPath returns the parent of an absolute path ("/" for top-level nodes).
+func parentPath(p string) string {
+	i := strings.LastIndexByte(p, '/')
+	if i <= 0 {
+		return "/"
+	}
+	return p[:i]
+}
