@@ -1,5 +1,104 @@
 // Package broker is the Kafka broker: the listener, one handler per API key,
-// partitions on store/segment, the fetch long-poll, the group coordinator and
-// the controller. It keeps cluster metadata in ZooKeeper through a real client
-// (github.com/go-zookeeper/zk) and never imports quorum.
+// partitions on store/segment, the fetch long-poll and the controller. It
+// keeps cluster metadata in ZooKeeper, in Apache Kafka's ZooKeeper-mode
+// layout, through a real client (github.com/go-zookeeper/zk) and never
+// imports quorum. The group coordinator is a later issue: until then the
+// group APIs are not advertised and answer UNSUPPORTED_VERSION
+// (groups.go); FindCoordinator already answers this broker.
+//
+// # Usage
+//
+//	cfg, err := broker.LoadConfig("server.properties", log) // or broker.DefaultConfig(dir)
+//	b, err := broker.New(cfg, log)   // connects to ZooKeeper, loads topics, opens partitions
+//	go b.Serve(listener)             // or b.ListenAndServe(): registers /brokers/ids/{id}, runs for controller
+//	...
+//	err = b.Shutdown(ctx)            // Serve returns ErrServerClosed
+//
+// # Files
+//
+//	NN_name.go      one file per API key (00_produce.go ... 60_describe_cluster.go), each
+//	                opening with its version notes and registering its range (regKey)
+//	registry.go     the registry, dispatch rules, ApiVersions' table
+//	server.go       Broker, New/Serve/Shutdown, tracked goroutines
+//	conn.go         the per-connection reader and writer, sendfile
+//	partition.go    a partition: segment log, serialized appends, fetch waiters
+//	producers.go    idempotent producer sequence tracking
+//	cluster.go      the metadata cache, loading topics from ZooKeeper
+//	controller.go   registration, controller election, ZooKeeper watches
+//	admin.go        topic creation, deletion, partition growth
+//	zk.go           ZooKeeper client with chroot, znode JSON shapes
+//	config.go       Config and server.properties; topicconfig.go per-topic configs
+//
+// # Connection model
+//
+// Each connection has a reader goroutine and a writer goroutine, both
+// started through Broker.goTracked (a WaitGroup that refuses new
+// goroutines once Shutdown began; pprof label "zkafka"). The reader reads
+// a frame (capped by socket.request.max.bytes), parses the header, and
+// runs the handler to completion before reading the next request, as
+// Kafka does (it mutes a channel while a request is in flight); the
+// response goes to the writer through a channel, so responses leave in
+// request order and the reader already reads the next request while the
+// previous response is written. Produce with acks=0 queues nothing.
+// A Fetch that parks in its long poll holds only its own connection.
+//
+//	client ──► reader: ReadFrame ─ ParseRequestHeader ─ dispatch ─ handler ──► out chan ──► writer ──► client
+//	                                                                     (*response: buf + holes + FileRanges)
+//
+// The writer batches small responses in a bufio.Writer and flushes when
+// its queue is empty. A fetch response is a buffer with holes: the writer
+// flushes the bytes before a hole and sends the hole's records from the
+// segment file with sendfile(2) (segment.FileRange.WriteTo on the TCP
+// socket), so record bytes never pass through user space on the fetch
+// path (copiedRecordBytes counts any fallback copy; tests assert 0).
+//
+// Closing rules: a frame with a negative or oversized size, a truncated
+// header, an unknown API key, a version outside a key's range (except
+// ApiVersions, which gets the v0-shaped UNSUPPORTED_VERSION reply and
+// stays open), an undecodable body, or a failed acks=0 produce closes
+// that connection only, with a log line. Each goroutine has a last-resort
+// recover that logs the stack and closes the connection; client bytes
+// never panic the process.
+//
+// # Invariants
+//
+//   - Appends to a partition are serialized by partition.mu; validation
+//     (CRC, decompression) runs before it, on the reader goroutine.
+//   - The batch bytes appended are the producer's bytes; only base offset,
+//     partition leader epoch (0) and, for LogAppendTime topics, max
+//     timestamp + attributes + CRC are rewritten in place.
+//   - High watermark = last stable offset = log end offset: one replica,
+//     no transactions. acks=1 and acks=-1 are the same; fsync follows
+//     flush.messages / flush.ms (log.flush.interval.*), as in Kafka.
+//   - A parked fetch registers on each partition's waiter list before it
+//     re-checks the high watermark, so an append in between is not lost;
+//     appends signal every waiter (no polling loops).
+//   - A *topic in the cache is immutable; changes publish a new one.
+//     cluster.applyMu serializes opening/closing partitions.
+//   - Controller writes are ZooKeeper multis whose first op checks
+//     /controller_epoch's version (the one this broker set when it won
+//     /controller), so a deposed controller cannot overwrite its successor.
+//   - A partition is open on a broker iff its state znode names that
+//     broker as leader (the first replica until the controller writes it).
+//
+// # ZooKeeper layout
+//
+// Written as Apache Kafka does in ZooKeeper mode (JSON shapes in zk.go):
+// /cluster/id, /brokers/ids/{id} (ephemeral, version 5),
+// /brokers/topics/{t} (version 3, topic_id), /brokers/topics/{t}/partitions/{p}/state,
+// /config/topics/{t}, /admin/delete_topics/{t}, /controller (ephemeral),
+// /controller_epoch, /latest_producer_id_block, and Kafka's other
+// top-level paths. zookeeper.connect may carry a chroot, which is
+// created if missing. Every broker watches /brokers/ids, /brokers/topics
+// (topics created by other brokers or tools are opened) and /controller;
+// the controller also watches /admin/delete_topics.
+//
+// # Not implemented
+//
+// Replication (a replication factor above 1 is accepted when enough
+// brokers are live, but only the leader holds data and the ISR is the
+// leader), leader failover, transactions, fetch sessions, log compaction
+// (cleanup.policy=compact is rejected with INVALID_CONFIG), message format
+// down-conversion (magic 0/1 produce gets UNSUPPORTED_FOR_MESSAGE_FORMAT),
+// AlterConfigs and /config/changes notifications, SASL/TLS, quotas.
 package broker

@@ -1,0 +1,134 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/zkafka/zkafka/kproto"
+)
+
+// Produce (key 0), v0-9, kproto's hand-written codec. Advertised from v0
+// because librdkafka enables gzip/snappy/lz4 only when v0 is in range;
+// the records themselves must be record batches (magic 2) at any version.
+//
+// Per partition, as Kafka's LogValidator and ProduceRequest.validateRecords:
+//   - exactly one batch, magic 2: legacy message sets (magic 0/1) get
+//     UNSUPPORTED_FOR_MESSAGE_FORMAT (zkafka does not down-convert or
+//     up-convert); zero or several batches get INVALID_RECORD (v8+) or
+//     CORRUPT_MESSAGE (older clients, which do not know INVALID_RECORD);
+//   - a batch larger than the topic's max.message.bytes: MESSAGE_TOO_LARGE;
+//   - CRC-32C mismatch or a malformed batch: CORRUPT_MESSAGE; malformed
+//     records: INVALID_RECORD / CORRUPT_MESSAGE. Compressed batches are
+//     decompressed to validate (as Kafka does); the stored bytes are the
+//     producer's;
+//   - idempotent producers: sequence checks (producers.go);
+//   - the batch bytes are appended as they came; only base offset, leader
+//     epoch and (LogAppendTime topics) max timestamp + CRC are rewritten.
+//
+// acks: 0 (no response; on any error the connection is closed, as Kafka
+// does, so the client notices), 1 and -1 (the same with one replica).
+// Transactional produce (a transactional id) is refused per partition with
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED: there is no transaction coordinator.
+// Not implemented: per-record errors (v8 record_errors), throttling.
+
+func init() { regKey(kproto.KeyProduce, 0, kproto.ProduceMaxVersion, handleProduce) }
+
+const codeTransactionalIDAuthorizationFailed kproto.ErrorCode = 53
+
+func handleProduce(c *conn, hdr *kproto.RequestHeader, body []byte) (*response, error) {
+	req := &c.produceReq
+	if err := req.Decode(hdr.APIVersion, body); err != nil {
+		return nil, err
+	}
+	now := c.b.now()
+	var resp kproto.ProduceResponse
+	resp.Topics = make([]kproto.ProduceTopicResponse, len(req.Topics))
+	failed := false
+	for i := range req.Topics {
+		rt := &req.Topics[i]
+		t := c.b.cluster.topic(rt.Topic)
+		out := &resp.Topics[i]
+		out.Topic = rt.Topic
+		out.Partitions = make([]kproto.ProducePartitionResponse, len(rt.Partitions))
+		for j := range rt.Partitions {
+			rp := &rt.Partitions[j]
+			pr := c.producePartition(req, t, rp, now)
+			failed = failed || pr.ErrorCode != kproto.CodeNone
+			out.Partitions[j] = pr
+		}
+	}
+	if req.Acks == 0 {
+		if failed {
+			return nil, errors.New("produce with acks=0 failed; closing the connection as Kafka does")
+		}
+		return nil, nil
+	}
+	return frame(hdr, func(dst []byte) []byte { return resp.AppendTo(dst, hdr.APIVersion) }), nil
+}
+
+// producePartition validates and appends one partition's records.
+func (c *conn) producePartition(req *kproto.ProduceRequest, t *topic, rp *kproto.ProducePartition, now time.Time) kproto.ProducePartitionResponse {
+	out := kproto.ProducePartitionResponse{Partition: rp.Partition, BaseOffset: -1, LogAppendTime: -1, LogStartOffset: -1}
+	fail := func(code kproto.ErrorCode, format string, args ...any) kproto.ProducePartitionResponse {
+		out.ErrorCode = code
+		if format != "" {
+			msg := fmt.Sprintf(format, args...)
+			out.ErrorMessage = &msg
+		}
+		return out
+	}
+	switch {
+	case req.Acks != 0 && req.Acks != 1 && req.Acks != -1:
+		return fail(kproto.CodeInvalidRequiredAcks, "")
+	case t == nil || rp.Partition < 0 || int(rp.Partition) >= len(t.replicas):
+		return fail(kproto.CodeUnknownTopicOrPartition, "")
+	case req.TransactionID != nil:
+		return fail(codeTransactionalIDAuthorizationFailed, "transactions are not supported")
+	}
+	part := t.partition(rp.Partition)
+	if part == nil {
+		return fail(kproto.CodeNotLeaderOrFollower, "")
+	}
+	invalid := kproto.CodeCorruptMessage
+	if req.Version >= 8 {
+		invalid = kproto.CodeInvalidRecord
+	}
+	it := kproto.SplitBatches(rp.Records)
+	batch, ok := it.Next()
+	if !ok {
+		if it.Err() != nil {
+			return fail(kproto.CodeCorruptMessage, "%v", it.Err())
+		}
+		return fail(invalid, "Produce requests must have at least one record batch")
+	}
+	if batch.Magic() < 2 {
+		return fail(kproto.CodeUnsupportedForMessageFormat, "message format v%d is not supported; use record batches (magic 2)", batch.Magic())
+	}
+	if _, more := it.Next(); more || it.Err() != nil {
+		return fail(invalid, "Produce requests are only allowed to contain exactly one record batch")
+	}
+	if max := part.cfg.Load().maxMessage; len(batch) > int(max) {
+		return fail(kproto.CodeMessageTooLarge, "The batch size %d is larger than max.message.bytes %d", len(batch), max)
+	}
+	var err error
+	c.scratch, err = kproto.ValidateBatch(batch, c.scratch[:0])
+	if cap(c.scratch) > 16<<20 {
+		c.scratch = nil
+	}
+	if err != nil {
+		if errors.Is(err, kproto.ErrInvalidRecord) {
+			return fail(invalid, "%v", err)
+		}
+		return fail(kproto.CodeCorruptMessage, "%v", err)
+	}
+	res := part.appendBatch(batch, now)
+	if res.code != kproto.CodeNone {
+		if res.msg != "" {
+			return fail(res.code, "%s", res.msg)
+		}
+		return fail(res.code, "")
+	}
+	out.BaseOffset, out.LogAppendTime, out.LogStartOffset = res.baseOffset, res.logAppendTime, part.log.StartOffset()
+	return out
+}

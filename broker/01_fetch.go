@@ -1,0 +1,269 @@
+package broker
+
+import (
+	"errors"
+	"time"
+
+	"github.com/zkafka/zkafka/kproto"
+	"github.com/zkafka/zkafka/store/segment"
+)
+
+// Fetch (key 1), v0-13, kproto's hand-written codec and its
+// FetchResponseWriter: the response is built with holes where record
+// bytes go, and the writer goroutine sends those bytes from the segment
+// files with sendfile (conn.sendRecords): record bytes never enter user
+// space.
+//
+//   - long poll: when fewer than min_bytes are available the fetch parks
+//     on every requested partition's waiter list (partition.addWaiter)
+//     and wakes on the next append, on max_wait_ms, or on shutdown. No
+//     polling loop;
+//   - limits: partition_max_bytes per partition and max_bytes (v3+) for
+//     the response; the first partition with data may exceed both by one
+//     batch (KIP-74), later partitions stop at the limits;
+//   - isolation: READ_COMMITTED reads up to the last stable offset, which
+//     is the high watermark here (no transactions); aborted transactions
+//     are an empty list for READ_COMMITTED, null otherwise;
+//   - errors per partition: UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID
+//     for ids in v13), NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE,
+//     KAFKA_STORAGE_ERROR;
+//   - fetch sessions (KIP-227, v7+) are not implemented: every response
+//     has session id 0, which tells the client to send full fetches; a
+//     request naming a session gets FETCH_SESSION_ID_NOT_FOUND. Follower
+//     fetches, rack-aware preferred replicas and diverging-epoch
+//     detection are not implemented (one replica, one leader epoch).
+
+func init() { regKey(kproto.KeyFetch, 0, kproto.FetchMaxVersion, handleFetch) }
+
+// fetchPart is one partition's answer while a fetch is assembled.
+type fetchPart struct {
+	resp kproto.FetchPartitionResponse
+	rng  segment.FileRange // Len 0 when there are no records
+	part *partition        // nil on error
+	hw   int64             // the high watermark seen
+}
+
+// fetchState is the per-connection scratch of the fetch path.
+type fetchState struct {
+	parts  [][]fetchPart // by request topic, then partition
+	topics []*topic
+	w      kproto.FetchResponseWriter
+}
+
+func handleFetch(c *conn, hdr *kproto.RequestHeader, body []byte) (*response, error) {
+	req := &c.fetchReq
+	if err := req.Decode(hdr.APIVersion, body); err != nil {
+		return nil, err
+	}
+	fs := &c.fetch
+	head := kproto.FetchResponseHead{}
+	if req.Version >= 7 && req.SessionID != 0 {
+		head.ErrorCode = kproto.CodeFetchSessionIDNotFound
+		return c.writeFetch(hdr, req, &head, false), nil
+	}
+	deadline := time.Now().Add(time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond)
+	for {
+		n, failed := c.gatherFetch(req)
+		if n >= int64(req.MinBytes) || failed || !time.Now().Before(deadline) {
+			return c.writeFetch(hdr, req, &head, true), nil
+		}
+		fs.releaseRanges()
+		if !c.waitForData(deadline) {
+			return c.writeFetch(hdr, req, &head, false), nil
+		}
+	}
+}
+
+// gatherFetch reads every requested partition, holding the ranges in
+// c.fetch; it returns the record bytes found and whether any partition
+// failed (Kafka answers at once then).
+func (c *conn) gatherFetch(req *kproto.FetchRequest) (total int64, failed bool) {
+	fs := &c.fetch
+	fs.parts = resize2(fs.parts, len(req.Topics))
+	fs.topics = fs.topics[:0]
+	budget := int64(req.MaxBytes)
+	if req.Version < 3 {
+		budget = 1<<31 - 1
+	}
+	for i := range req.Topics {
+		rt := &req.Topics[i]
+		var t *topic
+		if req.Version >= 13 {
+			t = c.b.cluster.topicByID(rt.TopicID)
+		} else {
+			t = c.b.cluster.topic(rt.Topic)
+		}
+		fs.topics = append(fs.topics, t)
+		fs.parts[i] = resize2(fs.parts[i], len(rt.Partitions))
+		for j := range rt.Partitions {
+			fp := &fs.parts[i][j]
+			c.fetchPartition(req, t, &rt.Partitions[j], fp, total, budget-total)
+			total += fp.rng.Len
+			failed = failed || fp.resp.ErrorCode != kproto.CodeNone
+		}
+	}
+	return total, failed
+}
+
+func resize2[T any](s []T, n int) []T {
+	if n <= cap(s) {
+		return s[:n]
+	}
+	return make([]T, n)
+}
+
+// fetchPartition fills fp for one requested partition.
+func (c *conn) fetchPartition(req *kproto.FetchRequest, t *topic, rp *kproto.FetchPartition, fp *fetchPart, sofar, budget int64) {
+	*fp = fetchPart{resp: kproto.FetchPartitionResponse{Partition: rp.Partition, HighWatermark: -1,
+		LastStableOffset: -1, LogStartOffset: -1, PreferredReadReplica: -1}}
+	r := &fp.resp
+	switch {
+	case t == nil && req.Version >= 13:
+		r.ErrorCode = kproto.CodeUnknownTopicID
+		return
+	case t == nil || rp.Partition < 0 || int(rp.Partition) >= len(t.replicas):
+		r.ErrorCode = kproto.CodeUnknownTopicOrPartition
+		return
+	}
+	part := t.partition(rp.Partition)
+	if part == nil {
+		r.ErrorCode = kproto.CodeNotLeaderOrFollower
+		return
+	}
+	fp.part = part
+	hw, start := part.highWatermark(), part.log.StartOffset()
+	fp.hw = hw
+	r.HighWatermark, r.LastStableOffset, r.LogStartOffset = hw, hw, start
+	if req.IsolationLevel == 1 {
+		r.AbortedTransactions = []kproto.FetchAbortedTransaction{}
+	}
+	if rp.FetchOffset < start || rp.FetchOffset > hw {
+		r.ErrorCode = kproto.CodeOffsetOutOfRange
+		return
+	}
+	limit := min(int64(rp.PartitionMaxBytes), budget)
+	if rp.FetchOffset == hw || limit <= 0 && sofar > 0 {
+		return
+	}
+	rng, err := part.log.Read(rp.FetchOffset, int(max(limit, 1)))
+	switch {
+	case errors.Is(err, segment.ErrOffsetOutOfRange):
+		r.ErrorCode = kproto.CodeOffsetOutOfRange
+	case errors.Is(err, segment.ErrClosed):
+		r.ErrorCode = kproto.CodeNotLeaderOrFollower
+	case err != nil:
+		c.log.Error("fetch read failed", "topic", part.topic, "partition", part.index, "err", err)
+		r.ErrorCode = kproto.CodeKafkaStorageError
+	case sofar > 0 && rng.Len > limit:
+		rng.Release() // only the first partition with data may exceed the limits
+	default:
+		fp.rng = rng
+	}
+}
+
+// waitForData parks on every fetched partition until an append, the
+// deadline, shutdown or a dead connection. It reports false on shutdown.
+func (c *conn) waitForData(deadline time.Time) bool {
+	fs := &c.fetch
+	wake := make(chan struct{}, 1)
+	var parked []*partition
+	changed := false
+	for i := range fs.parts {
+		for j := range fs.parts[i] {
+			fp := &fs.parts[i][j]
+			if fp.part == nil {
+				continue
+			}
+			fp.part.addWaiter(wake)
+			parked = append(parked, fp.part)
+			// An append between the read and addWaiter must not be missed.
+			changed = changed || fp.part.highWatermark() != fp.hw
+		}
+	}
+	defer func() {
+		for _, p := range parked {
+			p.removeWaiter(wake)
+		}
+	}()
+	if changed {
+		return true
+	}
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case <-wake:
+		return true
+	case <-timer.C:
+		return true
+	case <-c.b.done:
+		return false
+	case <-c.writerGone:
+		return false
+	}
+}
+
+func (fs *fetchState) releaseRanges() {
+	for i := range fs.parts {
+		for j := range fs.parts[i] {
+			fs.parts[i][j].rng.Release()
+			fs.parts[i][j].rng = segment.FileRange{}
+		}
+	}
+}
+
+// writeFetch builds the response from c.fetch (withData) or with every
+// partition empty, handing the ranges over to the response.
+func (c *conn) writeFetch(hdr *kproto.RequestHeader, req *kproto.FetchRequest, head *kproto.FetchResponseHead, withData bool) *response {
+	fs := &c.fetch
+	resp := newResponse()
+	w := &fs.w
+	switch {
+	case head.ErrorCode != kproto.CodeNone:
+		w.Begin(resp.buf[:0], req.Version, hdr.CorrelationID, head, 0)
+	default:
+		if !withData {
+			fs.releaseRanges()
+		}
+		w.Begin(resp.buf[:0], req.Version, hdr.CorrelationID, head, len(req.Topics))
+		c.appendFetchTopics(req, withData)
+	}
+	if err := w.Finish(); err != nil {
+		c.log.Error("building fetch response", "err", err) // a bug; the frame is still well-formed
+	}
+	resp.buf = w.Buf
+	resp.holes = append(resp.holes[:0], w.Holes...)
+	for i := range fs.parts {
+		for j := range fs.parts[i] {
+			if fp := &fs.parts[i][j]; withData && fp.rng.Len > 0 {
+				resp.ranges = append(resp.ranges, fp.rng)
+			}
+			fs.parts[i][j] = fetchPart{}
+		}
+	}
+	w.Buf = nil
+	return resp
+}
+
+func (c *conn) appendFetchTopics(req *kproto.FetchRequest, withData bool) {
+	fs := &c.fetch
+	for i := range req.Topics {
+		rt := &req.Topics[i]
+		fs.w.Topic(rt.Topic, rt.TopicID, len(rt.Partitions))
+		for j := range rt.Partitions {
+			var fp *fetchPart
+			if i < len(fs.parts) && j < len(fs.parts[i]) {
+				fp = &fs.parts[i][j]
+			}
+			if fp == nil || !withData {
+				empty := kproto.FetchPartitionResponse{Partition: rt.Partitions[j].Partition, HighWatermark: -1,
+					LastStableOffset: -1, LogStartOffset: -1, PreferredReadReplica: -1}
+				if fp != nil {
+					empty = fp.resp
+				}
+				fs.w.Partition(&empty, 0)
+				continue
+			}
+			fs.w.Partition(&fp.resp, int(fp.rng.Len))
+		}
+	}
+}

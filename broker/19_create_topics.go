@@ -1,0 +1,84 @@
+package broker
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/kproto"
+)
+
+// CreateTopics (key 19), v0-7, via kmsg.
+//
+// Names are validated as Kafka's Topic.validate ([a-zA-Z0-9._-], at most
+// 249 characters, not "." or "..", no '.'/'_' collision with an existing
+// topic): INVALID_TOPIC_EXCEPTION. num_partitions/replication_factor -1
+// take num.partitions/default.replication.factor (v4+); a replication
+// factor above the number of live brokers is INVALID_REPLICATION_FACTOR;
+// manual assignments are checked (INVALID_REPLICA_ASSIGNMENT); configs are
+// validated (INVALID_CONFIG, see topicconfig.go). validate_only checks
+// everything and creates nothing. Duplicate names in one request get
+// INVALID_REQUEST. v5+ returns the topic id (v7), partition count,
+// replication factor and configs of the new topic.
+
+func init() { regKey(kproto.KeyCreateTopics, 0, 7, kmsgHandler(handleCreateTopics)) }
+
+func handleCreateTopics(c *conn, req *kmsg.CreateTopicsRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+	seen := map[string]int{}
+	for _, rt := range req.Topics {
+		seen[rt.Topic]++
+	}
+	for _, rt := range req.Topics {
+		st := kmsg.NewCreateTopicsResponseTopic()
+		st.Topic = rt.Topic
+		st.NumPartitions, st.ReplicationFactor = -1, -1
+		if seen[rt.Topic] > 1 {
+			msg := "Create topics request from client contains duplicate topic names."
+			st.ErrorCode, st.ErrorMessage = int16(kproto.CodeInvalidRequest), &msg
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
+		spec := topicSpec{name: rt.Topic, partitions: rt.NumPartitions, rf: rt.ReplicationFactor, configs: map[string]string{}}
+		for _, a := range rt.ReplicaAssignment {
+			for int(a.Partition) >= len(spec.assignment) {
+				spec.assignment = append(spec.assignment, nil)
+			}
+			spec.assignment[a.Partition] = a.Replicas
+		}
+		for _, cfg := range rt.Configs {
+			if cfg.Value != nil {
+				spec.configs[cfg.Name] = *cfg.Value
+			}
+		}
+		t, err := c.b.createTopic(spec, req.ValidateOnly)
+		code, msg := codeOf(err)
+		st.ErrorCode, st.ErrorMessage = int16(code), msg
+		if err == nil {
+			fillCreatedTopic(c.b, &st, t, spec)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}
+
+// fillCreatedTopic fills the v5+ fields of a successful creation.
+func fillCreatedTopic(b *Broker, st *kmsg.CreateTopicsResponseTopic, t *topic, spec topicSpec) {
+	if t != nil {
+		st.TopicID = t.id
+		st.NumPartitions = int32(len(t.replicas))
+		st.ReplicationFactor = int16(len(t.replicas[0]))
+	} else { // validate_only
+		st.NumPartitions, st.ReplicationFactor = spec.partitions, spec.rf
+		if spec.partitions == -1 {
+			st.NumPartitions = b.cfg.NumPartitions
+		}
+		if spec.rf == -1 {
+			st.ReplicationFactor = b.cfg.DefaultReplicationFactor
+		}
+	}
+	for _, e := range describeTopicConfig(&b.cfg, spec.configs) {
+		cfg := kmsg.NewCreateTopicsResponseTopicConfig()
+		cfg.Name, cfg.Source = e.name, e.source
+		v := e.value
+		cfg.Value = &v
+		st.Configs = append(st.Configs, cfg)
+	}
+}

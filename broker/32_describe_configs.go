@@ -1,0 +1,94 @@
+package broker
+
+import (
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/kproto"
+)
+
+// DescribeConfigs (key 32), v0-4, via kmsg.
+//
+// Topics (resource type 2): every topic config zkafka knows
+// (topicconfig.go), overrides from /config/topics/{t} with source
+// DYNAMIC_TOPIC_CONFIG, the rest with their broker-derived defaults and
+// source DEFAULT_CONFIG (is_default in v0). Brokers (type 4): this
+// broker's static settings (STATIC_BROKER_CONFIG); another broker id gets
+// INVALID_REQUEST, as a broker only describes itself in ZooKeeper mode.
+// Synonyms (v1+) and documentation (v3+) are left empty; config types
+// (v3+) are given for the keys zkafka knows. Other resource types:
+// INVALID_REQUEST.
+
+func init() { regKey(kproto.KeyDescribeConfigs, 0, 4, kmsgHandler(handleDescribeConfigs)) }
+
+func handleDescribeConfigs(c *conn, req *kmsg.DescribeConfigsRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	for _, r := range req.Resources {
+		rr := kmsg.NewDescribeConfigsResponseResource()
+		rr.ResourceType, rr.ResourceName = r.ResourceType, r.ResourceName
+		var entries []configEntry
+		switch r.ResourceType {
+		case kmsg.ConfigResourceTypeTopic:
+			t := c.b.cluster.topic(r.ResourceName)
+			if t == nil {
+				rr.ErrorCode = int16(kproto.CodeUnknownTopicOrPartition)
+				break
+			}
+			entries = describeTopicConfig(&c.b.cfg, t.overrides)
+		case kmsg.ConfigResourceTypeBroker:
+			if r.ResourceName != "" && r.ResourceName != strconv.Itoa(int(c.b.cfg.BrokerID)) {
+				msg := "Unexpected broker id, expected " + strconv.Itoa(int(c.b.cfg.BrokerID))
+				rr.ErrorCode, rr.ErrorMessage = int16(kproto.CodeInvalidRequest), &msg
+				break
+			}
+			entries = describeBrokerConfig(&c.b.cfg)
+		default:
+			msg := "unsupported resource type"
+			rr.ErrorCode, rr.ErrorMessage = int16(kproto.CodeInvalidRequest), &msg
+		}
+		for _, e := range filterConfigs(entries, r.ConfigNames) {
+			rc := kmsg.NewDescribeConfigsResponseResourceConfig()
+			v := e.value
+			rc.Name, rc.Value, rc.Source, rc.IsDefault = e.name, &v, kmsg.ConfigSource(e.source), e.isDefault
+			rc.ConfigType = configType(e.name)
+			rr.Configs = append(rr.Configs, rc)
+		}
+		resp.Resources = append(resp.Resources, rr)
+	}
+	return resp, nil
+}
+
+// filterConfigs keeps the requested names (all when names is nil).
+func filterConfigs(entries []configEntry, names []string) []configEntry {
+	if names == nil {
+		return entries
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	var out []configEntry
+	for _, e := range entries {
+		if want[e.name] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// configType is the v3+ type of a config key.
+func configType(name string) kmsg.ConfigType {
+	switch name {
+	case "cleanup.policy", "message.timestamp.type", "compression.type", "zookeeper.connect",
+		"log.cleanup.policy", "log.message.timestamp.type", "log.dirs", "listeners":
+		return kmsg.ConfigTypeString
+	case "unclean.leader.election.enable", "auto.create.topics.enable", "delete.topic.enable":
+		return kmsg.ConfigTypeBoolean
+	case "max.message.bytes", "min.insync.replicas", "segment.bytes", "broker.id", "num.partitions",
+		"message.max.bytes", "socket.request.max.bytes", "log.segment.bytes":
+		return kmsg.ConfigTypeInt
+	case "default.replication.factor":
+		return kmsg.ConfigTypeShort
+	}
+	return kmsg.ConfigTypeLong
+}

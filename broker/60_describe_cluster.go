@@ -1,0 +1,33 @@
+package broker
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/kproto"
+)
+
+// DescribeCluster (key 60), v0-1, via kmsg: the live brokers, the cluster
+// id and the controller id; endpoint type (v1) must be 1 (brokers),
+// otherwise UNSUPPORTED_ENDPOINT_TYPE (as a ZooKeeper-mode broker). No
+// racks; cluster authorized operations are unknown.
+
+func init() { regKey(kproto.KeyDescribeCluster, 0, 1, kmsgHandler(handleDescribeCluster)) }
+
+const codeUnsupportedEndpointType = 119
+
+func handleDescribeCluster(c *conn, req *kmsg.DescribeClusterRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
+	if req.Version >= 1 && req.EndpointType != 1 {
+		resp.ErrorCode = codeUnsupportedEndpointType
+		return resp, nil
+	}
+	resp.EndpointType = 1
+	resp.ClusterID = c.b.clusterID
+	resp.ControllerID = c.b.cluster.controllerID()
+	resp.ClusterAuthorizedOperations = authorizedOpsUnknown
+	for _, br := range c.b.cluster.liveBrokers() {
+		rb := kmsg.NewDescribeClusterResponseBroker()
+		rb.NodeID, rb.Host, rb.Port = br.id, br.host, br.port
+		resp.Brokers = append(resp.Brokers, rb)
+	}
+	return resp, nil
+}

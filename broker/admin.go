@@ -1,0 +1,273 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkafka/zkafka/kproto"
+)
+
+// Topic administration shared by CreateTopics, Metadata auto-creation,
+// DeleteTopics and CreatePartitions. Writes go to ZooKeeper in Kafka's
+// layout (AdminZkClient): /config/topics/{t} then /brokers/topics/{t}; the
+// controller adds the partition states. When this broker is the
+// controller it writes all of them in one epoch-checked multi, so a topic
+// is usable as soon as the request returns.
+
+// adminError is a request-level failure with Kafka's code and message.
+type adminError struct {
+	code kproto.ErrorCode
+	msg  string
+}
+
+func (e *adminError) Error() string { return e.msg }
+
+func adminErr(code kproto.ErrorCode, format string, args ...any) *adminError {
+	return &adminError{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+// codeOf maps an error to its code and message (UNKNOWN_SERVER_ERROR for
+// anything that is not an *adminError).
+func codeOf(err error) (kproto.ErrorCode, *string) {
+	if err == nil {
+		return kproto.CodeNone, nil
+	}
+	msg := err.Error()
+	var ae *adminError
+	if errors.As(err, &ae) {
+		return ae.code, &msg
+	}
+	return kproto.CodeUnknownServerError, &msg
+}
+
+const maxTopicNameLen = 249
+
+// validateTopicName applies Kafka's Topic.validate.
+func validateTopicName(name string) *adminError {
+	switch {
+	case name == "":
+		return adminErr(kproto.CodeInvalidTopicException, "Topic name is illegal, it can't be empty")
+	case name == "." || name == "..":
+		return adminErr(kproto.CodeInvalidTopicException, "Topic name cannot be \".\" or \"..\"")
+	case len(name) > maxTopicNameLen:
+		return adminErr(kproto.CodeInvalidTopicException, "Topic name is illegal, it can't be longer than %d characters, topic name: %s", maxTopicNameLen, name)
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return adminErr(kproto.CodeInvalidTopicException, "Topic name %q is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'", name)
+		}
+	}
+	return nil
+}
+
+// collisionName maps '.' to '_', as Kafka does to detect metric collisions.
+func collisionName(name string) string { return strings.ReplaceAll(name, ".", "_") }
+
+// topicSpec is a topic to create.
+type topicSpec struct {
+	name       string
+	partitions int32 // -1 = num.partitions
+	rf         int16 // -1 = default.replication.factor
+	assignment [][]int32
+	configs    map[string]string
+}
+
+// createTopic validates spec and, unless validateOnly, creates the topic.
+func (b *Broker) createTopic(spec topicSpec, validateOnly bool) (*topic, error) {
+	replicas, err := b.planTopic(&spec)
+	if err != nil || validateOnly {
+		return nil, err
+	}
+	id := newUUID()
+	if err := b.writeNewTopic(spec.name, id, replicas, spec.configs); err != nil {
+		return nil, err
+	}
+	if err := b.reloadTopic(spec.name); err != nil {
+		return nil, err
+	}
+	b.log.Info("topic created", "topic", spec.name, "partitions", len(replicas), "topic_id", uuidString(id))
+	return b.cluster.topic(spec.name), nil
+}
+
+// planTopic validates spec and returns the replica assignment.
+func (b *Broker) planTopic(spec *topicSpec) ([][]int32, error) {
+	if err := validateTopicName(spec.name); err != nil {
+		return nil, err
+	}
+	if t := b.cluster.topic(spec.name); t != nil {
+		return nil, adminErr(kproto.CodeTopicAlreadyExists, "Topic '%s' already exists.", spec.name)
+	}
+	for _, t := range b.cluster.allTopics() {
+		if collisionName(t.name) == collisionName(spec.name) {
+			return nil, adminErr(kproto.CodeInvalidTopicException, "Topic '%s' collides with existing topic: %s", spec.name, t.name)
+		}
+	}
+	if err := validateTopicConfigs(spec.configs); err != nil {
+		return nil, adminErr(kproto.CodeInvalidConfig, "%v", err)
+	}
+	live := b.cluster.liveBrokers()
+	if len(spec.assignment) > 0 {
+		if spec.partitions != -1 || spec.rf != -1 {
+			return nil, adminErr(kproto.CodeInvalidRequest, "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.")
+		}
+		return spec.assignment, b.checkAssignment(spec.assignment, 0)
+	}
+	if spec.partitions == -1 {
+		spec.partitions = b.cfg.NumPartitions
+	}
+	if spec.rf == -1 {
+		spec.rf = b.cfg.DefaultReplicationFactor
+	}
+	if spec.partitions <= 0 {
+		return nil, adminErr(kproto.CodeInvalidPartitions, "Number of partitions must be larger than 0.")
+	}
+	if spec.rf <= 0 {
+		return nil, adminErr(kproto.CodeInvalidReplicationFactor, "Replication factor must be larger than 0.")
+	}
+	if int(spec.rf) > len(live) {
+		return nil, adminErr(kproto.CodeInvalidReplicationFactor, "Replication factor: %d larger than available brokers: %d.", spec.rf, len(live))
+	}
+	return assignReplicas(live, int(spec.partitions), int(spec.rf), 0), nil
+}
+
+// assignReplicas spreads partitions [first, first+n) round-robin over the
+// live brokers from a random start, as Kafka's rack-unaware assignment.
+func assignReplicas(live []brokerInfo, n, rf, first int) [][]int32 {
+	start := rand.IntN(len(live))
+	out := make([][]int32, n)
+	for i := range out {
+		p := first + i
+		for r := 0; r < rf; r++ {
+			out[i] = append(out[i], live[(start+p+r)%len(live)].id)
+		}
+	}
+	return out
+}
+
+// checkAssignment validates a manual assignment for partitions from first.
+func (b *Broker) checkAssignment(a [][]int32, first int) error {
+	for i, reps := range a {
+		if len(reps) == 0 || len(reps) != len(a[0]) {
+			return adminErr(kproto.CodeInvalidReplicaAssignment, "partition %d: all partitions need the same, non-zero number of replicas", first+i)
+		}
+		seen := map[int32]bool{}
+		for _, r := range reps {
+			if seen[r] {
+				return adminErr(kproto.CodeInvalidReplicaAssignment, "partition %d: duplicate replica %d", first+i, r)
+			}
+			seen[r] = true
+			if !b.cluster.isLive(r) {
+				return adminErr(kproto.CodeInvalidReplicaAssignment, "partition %d: broker %d is not registered", first+i, r)
+			}
+		}
+	}
+	return nil
+}
+
+// writeNewTopic writes the topic's znodes; with the controller's epoch
+// check and the partition states when this broker is the controller.
+func (b *Broker) writeNewTopic(name string, id [16]byte, replicas [][]int32, configs map[string]string) error {
+	if configs == nil {
+		configs = map[string]string{}
+	}
+	ops := []any{
+		&zk.CreateRequest{Path: topicConfigPath(name), Data: mustJSON(configZNode{Version: 1, Config: configs})},
+		&zk.CreateRequest{Path: topicPath(name), Data: encodeTopicZNode(id, replicas)},
+	}
+	if check, epoch, err := b.epochCheck(); err == nil {
+		ops = append([]any{check}, ops...)
+		ops = append(ops, &zk.CreateRequest{Path: partitionsPath(name)})
+		for p, r := range replicas {
+			ops = append(ops, &zk.CreateRequest{Path: partitionPath(name, p)},
+				&zk.CreateRequest{Path: statePath(name, p), Data: b.stateJSON(r, epoch)})
+		}
+	}
+	err := b.zk.multi(ops...)
+	if errors.Is(err, zk.ErrNodeExists) {
+		return adminErr(kproto.CodeTopicAlreadyExists, "Topic '%s' already exists.", name)
+	}
+	return err
+}
+
+// deleteTopic marks a topic for deletion and, as controller, deletes it;
+// otherwise it waits (up to timeout) for the controller to do so.
+func (b *Broker) deleteTopic(name string, timeout time.Duration) error {
+	if b.cluster.topic(name) == nil {
+		return adminErr(kproto.CodeUnknownTopicOrPartition, "This server does not host this topic-partition.")
+	}
+	if !b.cfg.DeleteTopicEnable {
+		return adminErr(73, "Topic deletion is disabled.") // TOPIC_DELETION_DISABLED
+	}
+	if err := b.zk.create(deleteTopicPath(name), nil, 0); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return err
+	}
+	if err := b.deleteTopicZNodes(name); err == nil {
+		return nil
+	} else if !errors.Is(err, errNotController) {
+		return err
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, _, ch, err := b.zk.conn.ExistsW(b.zk.path(topicPath(name)))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			b.dropTopic(name)
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-time.After(time.Until(deadline)):
+			return adminErr(kproto.CodeRequestTimedOut, "deletion of %s not completed by the controller in time", name)
+		case <-b.done:
+			return adminErr(kproto.CodeRequestTimedOut, "broker shutting down")
+		}
+	}
+}
+
+// createPartitions grows a topic to count partitions.
+func (b *Broker) createPartitions(name string, count int32, assignment [][]int32, validateOnly bool) error {
+	t := b.cluster.topic(name)
+	if t == nil {
+		return adminErr(kproto.CodeUnknownTopicOrPartition, "The topic '%s' does not exist.", name)
+	}
+	cur := int32(len(t.replicas))
+	if count <= cur {
+		return adminErr(kproto.CodeInvalidPartitions, "Topic currently has %d partitions, which is higher than the requested %d.", cur, count)
+	}
+	rf := len(t.replicas[0])
+	var add [][]int32
+	if assignment != nil {
+		if int32(len(assignment)) != count-cur {
+			return adminErr(kproto.CodeInvalidReplicaAssignment, "Increasing the number of partitions by %d but %d assignments provided.", count-cur, len(assignment))
+		}
+		if err := b.checkAssignment(assignment, int(cur)); err != nil {
+			return err
+		}
+		add = assignment
+	} else {
+		live := b.cluster.liveBrokers()
+		if rf > len(live) {
+			return adminErr(kproto.CodeInvalidReplicationFactor, "Replication factor: %d larger than available brokers: %d.", rf, len(live))
+		}
+		add = assignReplicas(live, int(count-cur), rf, int(cur))
+	}
+	if validateOnly {
+		return nil
+	}
+	_, st, err := b.zk.get(topicPath(name))
+	if err != nil {
+		return err
+	}
+	all := append(append([][]int32(nil), t.replicas...), add...)
+	if _, err := b.zk.set(topicPath(name), encodeTopicZNode(t.id, all), st.Version); err != nil {
+		return err
+	}
+	b.ensureStates(name)
+	return b.reloadTopic(name)
+}

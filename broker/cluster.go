@@ -1,0 +1,380 @@
+package broker
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// cluster is the broker's cache of the metadata in ZooKeeper. Readers take
+// mu for reading and get immutable *topic values; a change builds a new
+// *topic and swaps it in.
+type cluster struct {
+	mu         sync.RWMutex
+	topics     map[string]*topic
+	byID       map[[16]byte]*topic
+	brokers    map[int32]brokerInfo
+	controller int32 // -1 when unknown
+
+	// applyMu serializes topic changes (opening and closing partitions,
+	// which do IO); it is held without mu and taken before it.
+	applyMu sync.Mutex
+}
+
+// topic is one topic's metadata and the partitions this broker leads.
+// Invariant: immutable once published in cluster.topics.
+type topic struct {
+	name         string
+	id           [16]byte
+	replicas     [][]int32 // by partition
+	leaders      []int32
+	leaderEpochs []int32
+	isr          [][]int32
+	overrides    map[string]string
+	cfg          *topicConfig
+	parts        []*partition // by partition; nil where another broker leads
+}
+
+type brokerInfo struct {
+	id   int32
+	host string
+	port int32
+}
+
+func (cl *cluster) init() {
+	cl.topics = map[string]*topic{}
+	cl.byID = map[[16]byte]*topic{}
+	cl.brokers = map[int32]brokerInfo{}
+	cl.controller = -1
+}
+
+func (cl *cluster) topic(name string) *topic {
+	cl.mu.RLock()
+	defer cl.mu.RUnlock()
+	return cl.topics[name]
+}
+
+func (cl *cluster) topicByID(id [16]byte) *topic {
+	cl.mu.RLock()
+	defer cl.mu.RUnlock()
+	return cl.byID[id]
+}
+
+func (cl *cluster) topicCount() int {
+	cl.mu.RLock()
+	defer cl.mu.RUnlock()
+	return len(cl.topics)
+}
+
+// allTopics returns the topics sorted by name.
+func (cl *cluster) allTopics() []*topic {
+	cl.mu.RLock()
+	out := make([]*topic, 0, len(cl.topics))
+	for _, t := range cl.topics {
+		out = append(out, t)
+	}
+	cl.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+// liveBrokers returns the registered brokers sorted by id.
+func (cl *cluster) liveBrokers() []brokerInfo {
+	cl.mu.RLock()
+	out := make([]brokerInfo, 0, len(cl.brokers))
+	for _, b := range cl.brokers {
+		out = append(out, b)
+	}
+	cl.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+func (cl *cluster) isLive(id int32) bool {
+	cl.mu.RLock()
+	defer cl.mu.RUnlock()
+	_, ok := cl.brokers[id]
+	return ok
+}
+
+func (cl *cluster) controllerID() int32 {
+	cl.mu.RLock()
+	defer cl.mu.RUnlock()
+	return cl.controller
+}
+
+func (cl *cluster) setController(id int32) {
+	cl.mu.Lock()
+	cl.controller = id
+	cl.mu.Unlock()
+}
+
+// partition returns the local partition, or nil.
+func (t *topic) partition(p int32) *partition {
+	if t == nil || p < 0 || int(p) >= len(t.parts) {
+		return nil
+	}
+	return t.parts[p]
+}
+
+// loadClusterID reads /cluster/id, creating it on first start.
+func (b *Broker) loadClusterID() (string, error) {
+	for {
+		data, _, err := b.zk.get("/cluster/id")
+		if err == nil {
+			var z clusterIDZNode
+			if err := json.Unmarshal(data, &z); err != nil || z.ID == "" {
+				return "", fmt.Errorf("bad /cluster/id %q", data)
+			}
+			return z.ID, nil
+		}
+		if !errors.Is(err, zk.ErrNoNode) {
+			return "", err
+		}
+		z := clusterIDZNode{Version: "1", ID: uuidString(newUUID())}
+		if err := b.zk.create("/cluster/id", mustJSON(z), 0); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return "", err
+		}
+	}
+}
+
+// loadAllTopics reads every topic under /brokers/topics and applies it.
+func (b *Broker) loadAllTopics() error {
+	names, err := b.zk.children("/brokers/topics")
+	if err != nil {
+		return err
+	}
+	return b.syncTopics(names)
+}
+
+// syncTopics makes the cache match names: loads the new topics, drops the
+// ones gone (deleting their local data).
+func (b *Broker) syncTopics(names []string) error {
+	want := map[string]bool{}
+	var errs []error
+	for _, n := range names {
+		want[n] = true
+		if b.cluster.topic(n) == nil {
+			if err := b.reloadTopic(n); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	for _, t := range b.cluster.allTopics() {
+		if !want[t.name] {
+			b.dropTopic(t.name)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// reloadTopic reads one topic from ZooKeeper and applies it; a topic that
+// no longer exists is dropped.
+func (b *Broker) reloadTopic(name string) error {
+	t, err := b.readTopic(name)
+	if errors.Is(err, zk.ErrNoNode) {
+		b.dropTopic(name)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("loading topic %s: %w", name, err)
+	}
+	return b.applyTopic(t)
+}
+
+// readTopic reads a topic's assignment, partition states and config.
+func (b *Broker) readTopic(name string) (*topic, error) {
+	data, _, err := b.zk.get(topicPath(name))
+	if err != nil {
+		return nil, err
+	}
+	id, replicas, err := decodeTopicZNode(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", topicPath(name), err)
+	}
+	if id == ([16]byte{}) {
+		// Written by a Kafka older than 2.8; Kafka's controller adds an id.
+		id = newUUID()
+		if _, err := b.zk.set(topicPath(name), encodeTopicZNode(id, replicas), -1); err != nil {
+			return nil, err
+		}
+	}
+	t := &topic{name: name, id: id, replicas: replicas}
+	for p := range replicas {
+		leader, epoch, isr := b.readState(name, p, replicas[p])
+		t.leaders = append(t.leaders, leader)
+		t.leaderEpochs = append(t.leaderEpochs, epoch)
+		t.isr = append(t.isr, isr)
+	}
+	t.overrides = map[string]string{}
+	if data, _, err := b.zk.get(topicConfigPath(name)); err == nil {
+		var z configZNode
+		if json.Unmarshal(data, &z) == nil && z.Config != nil {
+			t.overrides = z.Config
+		}
+	}
+	t.cfg = effectiveConfig(&b.cfg, t.overrides)
+	return t, nil
+}
+
+// readState reads a partition's leader state; without one (the controller
+// has not written it yet) the first replica is the presumptive leader.
+func (b *Broker) readState(name string, p int, replicas []int32) (leader, epoch int32, isr []int32) {
+	data, _, err := b.zk.get(statePath(name, p))
+	var s partitionStateZNode
+	if err == nil && json.Unmarshal(data, &s) == nil {
+		return s.Leader, s.LeaderEpoch, s.ISR
+	}
+	if len(replicas) == 0 {
+		return -1, 0, nil
+	}
+	return replicas[0], 0, replicas[:1]
+}
+
+// applyTopic publishes t, opening the partitions this broker leads and
+// carrying over the ones already open.
+func (b *Broker) applyTopic(t *topic) error {
+	b.cluster.applyMu.Lock()
+	defer b.cluster.applyMu.Unlock()
+	old := b.cluster.topic(t.name)
+	if old != nil && old.id != t.id {
+		b.dropTopicLocked(t.name)
+		old = nil
+	}
+	t.parts = make([]*partition, len(t.replicas))
+	var errs []error
+	for p := range t.replicas {
+		if t.leaders[p] != b.cfg.BrokerID {
+			continue
+		}
+		if part := old.partition(int32(p)); part != nil {
+			part.cfg.Store(t.cfg)
+			t.parts[p] = part
+			continue
+		}
+		part, err := b.openLocalPartition(t, int32(p))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		t.parts[p] = part
+	}
+	b.cluster.mu.Lock()
+	b.cluster.topics[t.name] = t
+	b.cluster.byID[t.id] = t
+	b.cluster.mu.Unlock()
+	return errors.Join(errs...)
+}
+
+// openLocalPartition opens a partition's log, in the log dir that already
+// holds it or else in the one with the fewest partitions. A directory left
+// by an older topic of the same name (another topic id in its
+// partition.metadata) is removed first.
+func (b *Broker) openLocalPartition(t *topic, p int32) (*partition, error) {
+	dir := b.pickLogDir(t.name, p)
+	if err := checkPartitionMetadata(dir, t.id); err != nil {
+		b.log.Warn("removing partition directory of an older topic with the same name", "dir", dir, "reason", err)
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, err
+		}
+	}
+	part, err := openPartition(dir, t.name, p, t.cfg, b.log)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", dir, err)
+	}
+	if err := writePartitionMetadata(dir, t.id); err != nil {
+		part.close()
+		return nil, err
+	}
+	return part, nil
+}
+
+func (b *Broker) pickLogDir(name string, p int32) string {
+	best, bestN := "", -1
+	for _, d := range b.cfg.LogDirs {
+		dir := partitionDir(d, name, p)
+		if _, err := os.Stat(dir); err == nil {
+			return dir
+		}
+		ents, _ := os.ReadDir(d)
+		if bestN < 0 || len(ents) < bestN {
+			best, bestN = d, len(ents)
+		}
+	}
+	return partitionDir(best, name, p)
+}
+
+// partition.metadata is Kafka's per-partition file naming the topic id.
+func writePartitionMetadata(dir string, id [16]byte) error {
+	path := filepath.Join(dir, "partition.metadata")
+	want := "version: 0\ntopic_id: " + uuidString(id) + "\n"
+	if cur, err := os.ReadFile(path); err == nil && string(cur) == want {
+		return nil
+	}
+	return os.WriteFile(path, []byte(want), 0o644)
+}
+
+func checkPartitionMetadata(dir string, id [16]byte) error {
+	data, err := os.ReadFile(filepath.Join(dir, "partition.metadata"))
+	if err != nil {
+		return nil // new, or written before partition.metadata existed
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "topic_id: "); ok && strings.TrimSpace(v) != uuidString(id) {
+			return fmt.Errorf("directory belongs to topic id %s, not %s", strings.TrimSpace(v), uuidString(id))
+		}
+	}
+	return nil
+}
+
+// dropTopic forgets a deleted topic and deletes its local partitions.
+func (b *Broker) dropTopic(name string) {
+	b.cluster.applyMu.Lock()
+	defer b.cluster.applyMu.Unlock()
+	b.dropTopicLocked(name)
+}
+
+func (b *Broker) dropTopicLocked(name string) {
+	b.cluster.mu.Lock()
+	t := b.cluster.topics[name]
+	if t != nil {
+		delete(b.cluster.topics, name)
+		delete(b.cluster.byID, t.id)
+	}
+	b.cluster.mu.Unlock()
+	if t == nil {
+		return
+	}
+	for _, part := range t.parts {
+		if part == nil {
+			continue
+		}
+		part.close()
+		if err := os.RemoveAll(part.dir); err != nil {
+			b.log.Error("deleting partition directory", "dir", part.dir, "err", err)
+		}
+	}
+	b.log.Info("topic deleted", "topic", name)
+}
+
+// closePartitions closes every open partition (Shutdown).
+func (b *Broker) closePartitions() {
+	b.cluster.applyMu.Lock()
+	defer b.cluster.applyMu.Unlock()
+	for _, t := range b.cluster.allTopics() {
+		for _, part := range t.parts {
+			if part != nil {
+				if err := part.close(); err != nil {
+					b.log.Warn("closing partition", "topic", part.topic, "partition", part.index, "err", err)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,441 @@
+package broker
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// The controller, as in Kafka's ZooKeeper mode: the broker that creates the
+// ephemeral /controller wins, in one multi that also bumps
+// /controller_epoch at the version it read. While it holds /controller,
+// every write it makes as controller is a multi that first checks
+// /controller_epoch's version, so a deposed controller can never
+// overwrite its successor's writes. Its duties here: write the partition
+// state znodes of new topics and partitions, and carry out deletions
+// marked in /admin/delete_topics.
+
+type controllerState struct {
+	mu           sync.Mutex
+	active       bool
+	epoch        int32
+	epochVersion int32 // /controller_epoch's version after our bump
+}
+
+func (cs *controllerState) get() (active bool, epoch, version int32) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.active, cs.epoch, cs.epochVersion
+}
+
+func (cs *controllerState) set(active bool, epoch, version int32) {
+	cs.mu.Lock()
+	cs.active, cs.epoch, cs.epochVersion = active, epoch, version
+	cs.mu.Unlock()
+}
+
+// epochCheck is the first op of every controller multi.
+func (b *Broker) epochCheck() (*zk.CheckVersionRequest, int32, error) {
+	active, epoch, version := b.ctrl.get()
+	if !active {
+		return nil, 0, errNotController
+	}
+	return &zk.CheckVersionRequest{Path: "/controller_epoch", Version: version}, epoch, nil
+}
+
+var errNotController = errors.New("this broker is not the controller")
+
+// startCluster registers the broker, runs for controller and starts the
+// watches. Called once, by the first Serve.
+func (b *Broker) startCluster(addr net.Addr) error {
+	if err := b.registerBroker(addr); err != nil {
+		return err
+	}
+	close(b.registered)
+	b.refreshBrokers()
+	b.tryElect()
+	b.goTracked("zk-session", func() { b.sessionLoop(addr) })
+	b.goTracked("zk-controller", b.controllerLoop)
+	b.goTracked("zk-brokers", b.brokersLoop)
+	b.goTracked("zk-topics", b.topicsLoop)
+	b.goTracked("zk-delete-topics", b.deleteTopicsLoop)
+	return nil
+}
+
+// registerBroker creates the ephemeral /brokers/ids/{id}.
+func (b *Broker) registerBroker(addr net.Addr) error {
+	host, port, err := b.advertised(addr)
+	if err != nil {
+		return err
+	}
+	z := brokerZNode{
+		ListenerSecurityProtocolMap: map[string]string{"PLAINTEXT": "PLAINTEXT"},
+		Endpoints:                   []string{"PLAINTEXT://" + net.JoinHostPort(host, strconv.Itoa(port))},
+		JMXPort:                     -1, Host: host, Port: port, Timestamp: nowMillisString(), Version: 5,
+	}
+	deadline := time.Now().Add(2 * b.cfg.ZooKeeperSessionTimeout)
+	for {
+		err = b.zk.create(brokerPath(b.cfg.BrokerID), mustJSON(z), zk.FlagEphemeral)
+		if !errors.Is(err, zk.ErrNodeExists) {
+			break
+		}
+		// Left by our previous process (kill -9): it goes when that
+		// session expires. Another live broker with our id never goes.
+		if time.Now().After(deadline) {
+			return fmt.Errorf("broker.id %d is already registered in ZooKeeper (%s)", b.cfg.BrokerID, brokerPath(b.cfg.BrokerID))
+		}
+		b.log.Warn("broker id still registered by an older session; waiting for it to expire", "path", brokerPath(b.cfg.BrokerID))
+		if ok, _, ch, err := b.zk.conn.ExistsW(b.zk.path(brokerPath(b.cfg.BrokerID))); err == nil && ok {
+			select {
+			case <-ch:
+			case <-time.After(time.Until(deadline)):
+			case <-b.done:
+				return ErrServerClosed
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("registering %s: %w", brokerPath(b.cfg.BrokerID), err)
+	}
+	b.log.Info("broker registered", "host", host, "port", port)
+	return nil
+}
+
+// advertised is the host and port clients should use.
+func (b *Broker) advertised(addr net.Addr) (string, int, error) {
+	hostport := addr.String()
+	if len(b.cfg.AdvertisedListeners) > 0 {
+		_, hostport, _ = parseListener(b.cfg.AdvertisedListeners[0])
+	} else if len(b.cfg.Listeners) > 0 {
+		// A listener with a fixed host keeps it; port 0 takes the real port.
+		_, l, _ := parseListener(b.cfg.Listeners[0])
+		if h, p, err := net.SplitHostPort(l); err == nil && h != "" && h != "0.0.0.0" && h != "::" {
+			_, realPort, _ := net.SplitHostPort(hostport)
+			if p == "0" {
+				p = realPort
+			}
+			hostport = net.JoinHostPort(h, p)
+		}
+	}
+	h, p, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := strconv.Atoi(p)
+	return h, port, err
+}
+
+// sessionLoop re-registers the broker after its ZooKeeper session expired
+// (go-zookeeper then opens a new session, without our ephemerals).
+func (b *Broker) sessionLoop(addr net.Addr) {
+	expired := false
+	for {
+		select {
+		case <-b.done:
+			return
+		case ev, ok := <-b.zk.events:
+			if !ok {
+				return
+			}
+			switch ev.State {
+			case zk.StateExpired:
+				b.log.Warn("ZooKeeper session expired")
+				expired = true
+				b.ctrl.set(false, 0, 0)
+			case zk.StateHasSession:
+				if expired {
+					expired = false
+					if err := b.registerBroker(addr); err != nil {
+						b.log.Error("re-registering after session expiry", "err", err)
+					}
+					b.tryElect()
+				}
+			}
+		}
+	}
+}
+
+// tryElect runs for controller once and records who won.
+func (b *Broker) tryElect() {
+	data, _, err := b.zk.get("/controller")
+	if err == nil {
+		b.noteController(data)
+		return
+	}
+	epoch, version, err := b.readControllerEpoch()
+	if err != nil {
+		b.log.Warn("reading /controller_epoch", "err", err)
+		return
+	}
+	z := controllerZNode{Version: 2, BrokerID: b.cfg.BrokerID, Timestamp: nowMillisString()}
+	err = b.zk.multi(
+		&zk.CreateRequest{Path: "/controller", Data: mustJSON(z), Flags: zk.FlagEphemeral},
+		&zk.SetDataRequest{Path: "/controller_epoch", Data: []byte(strconv.Itoa(int(epoch + 1))), Version: version},
+	)
+	if err != nil {
+		if !errors.Is(err, zk.ErrNodeExists) && !errors.Is(err, zk.ErrBadVersion) {
+			b.log.Warn("controller election", "err", err)
+		}
+		if data, _, err := b.zk.get("/controller"); err == nil {
+			b.noteController(data)
+		}
+		return
+	}
+	b.ctrl.set(true, epoch+1, version+1)
+	b.cluster.setController(b.cfg.BrokerID)
+	b.log.Info("this broker is the controller", "controller_epoch", epoch+1)
+	b.controllerCatchUp()
+}
+
+// readControllerEpoch reads /controller_epoch, creating it with 0 (Kafka's
+// initial epoch) if missing.
+func (b *Broker) readControllerEpoch() (int32, int32, error) {
+	for {
+		data, st, err := b.zk.get("/controller_epoch")
+		if err == nil {
+			n, err := strconv.Atoi(string(data))
+			if err != nil {
+				return 0, 0, fmt.Errorf("bad /controller_epoch %q", data)
+			}
+			return int32(n), st.Version, nil
+		}
+		if !errors.Is(err, zk.ErrNoNode) {
+			return 0, 0, err
+		}
+		if err := b.zk.create("/controller_epoch", []byte("0"), 0); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return 0, 0, err
+		}
+	}
+}
+
+func (b *Broker) noteController(data []byte) {
+	var z controllerZNode
+	if json.Unmarshal(data, &z) != nil {
+		return
+	}
+	if z.BrokerID != b.cfg.BrokerID {
+		b.ctrl.set(false, 0, 0)
+	}
+	b.cluster.setController(z.BrokerID)
+}
+
+// controllerLoop watches /controller and runs again when it goes away.
+func (b *Broker) controllerLoop() {
+	for {
+		ok, _, ch, err := b.zk.conn.ExistsW(b.zk.path("/controller"))
+		if err != nil {
+			if !b.sleep(time.Second) {
+				return
+			}
+			continue
+		}
+		if !ok {
+			b.cluster.setController(-1)
+			b.tryElect()
+			continue
+		}
+		if data, _, err := b.zk.get("/controller"); err == nil {
+			b.noteController(data)
+		}
+		select {
+		case <-ch:
+		case <-b.done:
+			return
+		}
+	}
+}
+
+// controllerCatchUp does what a new controller does with state it
+// inherited: states for topics that lack them, pending deletions.
+func (b *Broker) controllerCatchUp() {
+	for _, t := range b.cluster.allTopics() {
+		b.ensureStates(t.name)
+	}
+	if names, err := b.zk.children("/admin/delete_topics"); err == nil {
+		b.deleteTopics(names)
+	}
+}
+
+// ensureStates writes missing partition state znodes of a topic (as
+// controller): leader = the first live replica, epoch 0, ISR = [leader].
+func (b *Broker) ensureStates(name string) {
+	check, epoch, err := b.epochCheck()
+	if err != nil {
+		return
+	}
+	data, _, err := b.zk.get(topicPath(name))
+	if err != nil {
+		return
+	}
+	_, replicas, err := decodeTopicZNode(data)
+	if err != nil {
+		return
+	}
+	ops := []any{check}
+	if ok, _ := b.zk.exists(partitionsPath(name)); !ok {
+		ops = append(ops, &zk.CreateRequest{Path: partitionsPath(name)})
+	}
+	for p, r := range replicas {
+		if ok, _ := b.zk.exists(statePath(name, p)); ok {
+			continue
+		}
+		if ok, _ := b.zk.exists(partitionPath(name, p)); !ok {
+			ops = append(ops, &zk.CreateRequest{Path: partitionPath(name, p)})
+		}
+		ops = append(ops, &zk.CreateRequest{Path: statePath(name, p), Data: b.stateJSON(r, epoch)})
+	}
+	if len(ops) == 1 {
+		return
+	}
+	if err := b.zk.multi(ops...); err != nil {
+		b.log.Warn("writing partition states", "topic", name, "err", err)
+		return
+	}
+	if err := b.reloadTopic(name); err != nil {
+		b.log.Warn("reloading topic", "topic", name, "err", err)
+	}
+}
+
+// stateJSON is a new partition's leader state.
+func (b *Broker) stateJSON(replicas []int32, controllerEpoch int32) []byte {
+	leader := int32(-1)
+	for _, r := range replicas {
+		if b.cluster.isLive(r) {
+			leader = r
+			break
+		}
+	}
+	isr := []int32{}
+	if leader >= 0 {
+		isr = []int32{leader}
+	}
+	return mustJSON(partitionStateZNode{ControllerEpoch: controllerEpoch, Leader: leader, Version: 1, LeaderEpoch: 0, ISR: isr})
+}
+
+// brokersLoop keeps the live broker list in sync with /brokers/ids.
+func (b *Broker) brokersLoop() {
+	for {
+		ch := b.refreshBrokers()
+		if ch == nil {
+			if !b.sleep(time.Second) {
+				return
+			}
+			continue
+		}
+		select {
+		case <-ch:
+		case <-b.done:
+			return
+		}
+	}
+}
+
+// refreshBrokers reads /brokers/ids and returns the children watch.
+func (b *Broker) refreshBrokers() <-chan zk.Event {
+	ids, ch, err := b.zk.childrenW("/brokers/ids")
+	if err != nil {
+		return nil
+	}
+	m := map[int32]brokerInfo{}
+	for _, s := range ids {
+		id, err := strconv.Atoi(s)
+		if err != nil {
+			continue
+		}
+		data, _, err := b.zk.get("/brokers/ids/" + s)
+		var z brokerZNode
+		if err != nil || json.Unmarshal(data, &z) != nil {
+			continue
+		}
+		m[int32(id)] = brokerInfo{id: int32(id), host: z.Host, port: int32(z.Port)}
+	}
+	b.cluster.mu.Lock()
+	b.cluster.brokers = m
+	b.cluster.mu.Unlock()
+	return ch
+}
+
+// topicsLoop follows /brokers/topics: new topics are loaded (and, by the
+// controller, given partition states), deleted ones dropped.
+func (b *Broker) topicsLoop() {
+	for {
+		names, ch, err := b.zk.childrenW("/brokers/topics")
+		if err != nil {
+			if !b.sleep(time.Second) {
+				return
+			}
+			continue
+		}
+		if err := b.syncTopics(names); err != nil {
+			b.log.Warn("syncing topics from ZooKeeper", "err", err)
+		}
+		if active, _, _ := b.ctrl.get(); active {
+			for _, n := range names {
+				b.ensureStates(n)
+			}
+		}
+		select {
+		case <-ch:
+		case <-b.done:
+			return
+		}
+	}
+}
+
+// deleteTopicsLoop carries out deletions marked in /admin/delete_topics,
+// when this broker is the controller.
+func (b *Broker) deleteTopicsLoop() {
+	for {
+		names, ch, err := b.zk.childrenW("/admin/delete_topics")
+		if err != nil {
+			if !b.sleep(time.Second) {
+				return
+			}
+			continue
+		}
+		b.deleteTopics(names)
+		select {
+		case <-ch:
+		case <-b.done:
+			return
+		}
+	}
+}
+
+// deleteTopics deletes the marked topics' znodes (as controller); every
+// broker drops the local data when the topic leaves /brokers/topics.
+func (b *Broker) deleteTopics(names []string) {
+	for _, name := range names {
+		if err := b.deleteTopicZNodes(name); err != nil {
+			if !errors.Is(err, errNotController) {
+				b.log.Warn("deleting topic", "topic", name, "err", err)
+			}
+			return
+		}
+	}
+}
+
+func (b *Broker) deleteTopicZNodes(name string) error {
+	check, _, err := b.epochCheck()
+	if err != nil {
+		return err
+	}
+	// Verify we are still controller before the (non-atomic) recursive
+	// delete; ZooKeeper has no recursive delete in one multi.
+	if err := b.zk.multi(check); err != nil {
+		return fmt.Errorf("controller epoch check: %w", err)
+	}
+	for _, p := range []string{topicPath(name), topicConfigPath(name), deleteTopicPath(name)} {
+		if err := b.zk.deleteRecursive(p); err != nil {
+			return err
+		}
+	}
+	b.dropTopic(name)
+	return nil
+}

@@ -1,0 +1,178 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zkafka/zkafka/kproto"
+	"github.com/zkafka/zkafka/store/segment"
+)
+
+// partition is one partition this broker leads: a segment log in
+// {log.dir}/{topic}-{partition}, the idempotent producers' state, and the
+// fetches waiting for data.
+//
+// Writes are serialized by mu (validation happens before, outside it);
+// reads go to the log without mu. The high watermark is the log end
+// offset: with a single replica a batch counts as committed as soon as
+// Append returns, and acks=1 and acks=-1 are the same (fsync follows the
+// flush.messages/flush.ms policy, as in Kafka).
+type partition struct {
+	topic string
+	index int32
+	dir   string
+	log   *segment.Log
+	// cfg is the topic's effective config; replaced when /config/topics
+	// changes (segment options only apply after a reopen).
+	cfg atomic.Pointer[topicConfig]
+
+	mu struct {
+		sync.Mutex
+		// producers holds the last batches of each idempotent producer.
+		producers map[int64]*producerState
+		// waiters are fetches parked until an append; each channel has a
+		// buffer of one and is signalled (not closed) once, then dropped.
+		waiters []chan struct{}
+	}
+}
+
+// openPartition opens (creating or recovering) the log in dir and rebuilds
+// the producer state from the batch headers.
+func openPartition(dir, topic string, index int32, cfg *topicConfig, log *slog.Logger) (*partition, error) {
+	opts := cfg.segmentOptions()
+	opts.Logger = log.With("partition", fmt.Sprintf("%s-%d", topic, index))
+	l, err := segment.Open(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	p := &partition{topic: topic, index: index, dir: dir, log: l}
+	p.cfg.Store(cfg)
+	p.mu.producers = map[int64]*producerState{}
+	if err := p.loadProducers(); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("rebuilding producer state of %s-%d: %w", topic, index, err)
+	}
+	return p, nil
+}
+
+// loadProducers scans every batch header of the log (61 bytes each, read
+// from the file; record bytes are not read) and records the idempotent
+// producers' last batches, as Kafka does without a producer snapshot.
+func (p *partition) loadProducers() error {
+	var h [kproto.BatchHeaderSize]byte
+	for off := p.log.StartOffset(); off < p.log.NextOffset(); {
+		r, err := p.log.Read(off, 4<<20)
+		if err != nil {
+			return err
+		}
+		for pos := int64(0); pos < r.Len; {
+			if _, err := r.ReadAt(h[:], pos); err != nil && !errors.Is(err, io.EOF) {
+				r.Release()
+				return err
+			}
+			b := kproto.Batch(h[:])
+			if b.ProducerID() >= 0 {
+				p.recordProducerLocked(b, b.BaseOffset())
+			}
+			pos += int64(b.BatchLength()) + 12
+		}
+		next := r.NextOffset
+		r.Release()
+		if next <= off {
+			break
+		}
+		off = next
+	}
+	return nil
+}
+
+// appendResult is the outcome of one produced batch.
+type appendResult struct {
+	code          kproto.ErrorCode
+	baseOffset    int64
+	logAppendTime int64 // -1 for CreateTime topics
+	msg           string
+}
+
+// appendBatch appends a validated batch (CRC checked, magic 2): it checks
+// the producer sequence, rewrites the leader epoch (and, for LogAppendTime
+// topics, the max timestamp and CRC) in place, appends, and wakes the
+// waiting fetches. A duplicate of one of a producer's last five batches is
+// not appended again: it answers NONE with the original base offset, as
+// Kafka does.
+func (p *partition) appendBatch(b kproto.Batch, now time.Time) appendResult {
+	cfg := p.cfg.Load()
+	res := appendResult{logAppendTime: -1}
+	b.SetPartitionLeaderEpoch(0) // not covered by the CRC
+	if cfg.logAppendTime {
+		res.logAppendTime = now.UnixMilli()
+		b.SetMaxTimestampAndType(res.logAppendTime, true)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if dup, code := p.checkProducerLocked(b); code != kproto.CodeNone || dup != nil {
+		if dup != nil {
+			res.baseOffset = dup.firstOffset
+		} else {
+			res.code, res.baseOffset = code, -1
+		}
+		return res
+	}
+	base, err := p.log.Append(b, b.NumRecords(), b.MaxTimestamp())
+	if err != nil {
+		res.code, res.baseOffset, res.msg = kproto.CodeKafkaStorageError, -1, err.Error()
+		return res
+	}
+	res.baseOffset = base
+	if b.ProducerID() >= 0 {
+		p.recordProducerLocked(b, base)
+	}
+	p.wakeLocked()
+	return res
+}
+
+// wakeLocked signals every parked fetch. p.mu must be held.
+func (p *partition) wakeLocked() {
+	for _, ch := range p.mu.waiters {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+	clear(p.mu.waiters)
+	p.mu.waiters = p.mu.waiters[:0]
+}
+
+// addWaiter parks ch until the next append. The caller must check for
+// data after adding, so that an append in between is not missed.
+func (p *partition) addWaiter(ch chan struct{}) {
+	p.mu.Lock()
+	p.mu.waiters = append(p.mu.waiters, ch)
+	p.mu.Unlock()
+}
+
+// removeWaiter unparks ch if no append has dropped it yet.
+func (p *partition) removeWaiter(ch chan struct{}) {
+	p.mu.Lock()
+	if i := slices.Index(p.mu.waiters, ch); i >= 0 {
+		p.mu.waiters = slices.Delete(p.mu.waiters, i, i+1)
+	}
+	p.mu.Unlock()
+}
+
+// highWatermark is the offset after the last committed batch (= the log
+// end offset; also the last stable offset, as there are no transactions).
+func (p *partition) highWatermark() int64 { return p.log.NextOffset() }
+
+func (p *partition) close() error {
+	p.mu.Lock()
+	p.wakeLocked()
+	p.mu.Unlock()
+	return p.log.Close()
+}

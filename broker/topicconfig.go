@@ -1,0 +1,266 @@
+package broker
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/zkafka/zkafka/store/segment"
+)
+
+// Per-topic configuration (/config/topics/{topic}). The keys that change
+// behaviour are in topicConfigDefs; any other key Kafka knows is accepted
+// and stored (so tools round-trip them) but has no effect.
+//
+// cleanup.policy must be "delete": "compact" is rejected with
+// INVALID_CONFIG because zkafka has no log cleaner, and silently keeping
+// every record of a compacted topic forever would surprise more than an
+// error does.
+
+// topicConfigDef describes one topic config key: the broker property that
+// supplies its default and a validator.
+type topicConfigDef struct {
+	name       string
+	brokerKey  string
+	brokerDflt func(c *Config) string
+	check      func(v string) error
+}
+
+var topicConfigDefs = []topicConfigDef{
+	{"cleanup.policy", "log.cleanup.policy", func(*Config) string { return "delete" }, checkCleanupPolicy},
+	{"retention.ms", "log.retention.ms", func(c *Config) string { return durMs(c.LogRetention) }, checkInt(-1, math.MaxInt64)},
+	{"retention.bytes", "log.retention.bytes", func(c *Config) string { return strconv.FormatInt(c.LogRetentionBytes, 10) }, checkInt(-1, math.MaxInt64)},
+	{"segment.bytes", "log.segment.bytes", func(c *Config) string { return strconv.FormatInt(c.LogSegmentBytes, 10) }, checkInt(14, math.MaxInt32)},
+	{"segment.ms", "log.roll.ms", func(c *Config) string { return durMs(c.LogRollTime) }, checkInt(1, math.MaxInt64)},
+	{"max.message.bytes", "message.max.bytes", func(c *Config) string { return strconv.Itoa(int(c.MessageMaxBytes)) }, checkInt(0, math.MaxInt32)},
+	{"message.timestamp.type", "log.message.timestamp.type", func(c *Config) string { return c.LogMessageTimestampType }, checkTimestampType},
+	{"flush.messages", "log.flush.interval.messages", func(c *Config) string { return flushMessages(c) }, checkInt(1, math.MaxInt64)},
+	{"flush.ms", "log.flush.interval.ms", func(c *Config) string { return flushMs(c) }, checkInt(0, math.MaxInt64)},
+	{"min.insync.replicas", "min.insync.replicas", func(*Config) string { return "1" }, checkInt(1, math.MaxInt32)},
+	{"compression.type", "compression.type", func(*Config) string { return "producer" }, checkCompression},
+	{"unclean.leader.election.enable", "unclean.leader.election.enable", func(*Config) string { return "false" }, checkBool},
+}
+
+func findTopicConfigDef(name string) *topicConfigDef {
+	for i := range topicConfigDefs {
+		if topicConfigDefs[i].name == name {
+			return &topicConfigDefs[i]
+		}
+	}
+	return nil
+}
+
+func durMs(d time.Duration) string {
+	if d < 0 {
+		return "-1"
+	}
+	return strconv.FormatInt(d.Milliseconds(), 10)
+}
+
+func flushMessages(c *Config) string {
+	if c.LogFlushIntervalMessages <= 0 {
+		return strconv.FormatInt(math.MaxInt64, 10)
+	}
+	return strconv.FormatInt(c.LogFlushIntervalMessages, 10)
+}
+
+func flushMs(c *Config) string {
+	if c.LogFlushInterval <= 0 {
+		return strconv.FormatInt(math.MaxInt64, 10)
+	}
+	return durMs(c.LogFlushInterval)
+}
+
+func checkInt(lo, hi int64) func(string) error {
+	return func(v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a number", v)
+		}
+		if n < lo || n > hi {
+			return fmt.Errorf("%d is outside [%d, %d]", n, lo, hi)
+		}
+		return nil
+	}
+}
+
+func checkBool(v string) error {
+	if v != "true" && v != "false" {
+		return fmt.Errorf("%q is not true or false", v)
+	}
+	return nil
+}
+
+func checkCleanupPolicy(v string) error {
+	if v == "delete" {
+		return nil
+	}
+	if v == "compact" || v == "compact,delete" || v == "delete,compact" {
+		return fmt.Errorf("cleanup.policy=%s is not supported: zkafka has no log compaction", v)
+	}
+	return fmt.Errorf("%q is not a valid cleanup.policy", v)
+}
+
+func checkTimestampType(v string) error {
+	if v != "CreateTime" && v != "LogAppendTime" {
+		return fmt.Errorf("%q is not CreateTime or LogAppendTime", v)
+	}
+	return nil
+}
+
+func checkCompression(v string) error {
+	switch v {
+	case "producer", "uncompressed", "gzip", "snappy", "lz4", "zstd":
+		if v != "producer" {
+			return fmt.Errorf("compression.type=%s is not supported: zkafka stores batches as the producer sent them", v)
+		}
+		return nil
+	}
+	return fmt.Errorf("%q is not a valid compression.type", v)
+}
+
+// validateTopicConfigs checks overrides for CreateTopics and
+// AlterConfigs. Unknown keys are an error, as in Kafka.
+func validateTopicConfigs(overrides map[string]string) error {
+	for k, v := range overrides {
+		d := findTopicConfigDef(k)
+		if d == nil {
+			return fmt.Errorf("unknown topic config %q", k)
+		}
+		if err := d.check(v); err != nil {
+			return fmt.Errorf("invalid value for %s: %v", k, err)
+		}
+	}
+	return nil
+}
+
+// topicConfig is the effective configuration of a topic: broker defaults
+// with the topic's overrides applied.
+type topicConfig struct {
+	overrides      map[string]string
+	retention      time.Duration // <0 forever
+	retentionBytes int64         // <0 unlimited
+	segmentBytes   int64
+	segmentAge     time.Duration
+	maxMessage     int32
+	logAppendTime  bool
+	flushMessages  int64 // 0 = never by count
+	flushInterval  time.Duration
+}
+
+// effectiveConfig combines c's defaults with overrides (already validated).
+func effectiveConfig(c *Config, overrides map[string]string) *topicConfig {
+	get := func(name string) string {
+		if v, ok := overrides[name]; ok {
+			return v
+		}
+		return findTopicConfigDef(name).brokerDflt(c)
+	}
+	num := func(name string) int64 {
+		n, _ := strconv.ParseInt(get(name), 10, 64)
+		return n
+	}
+	tc := &topicConfig{
+		overrides:      overrides,
+		retentionBytes: num("retention.bytes"),
+		segmentBytes:   num("segment.bytes"),
+		segmentAge:     time.Duration(num("segment.ms")) * time.Millisecond,
+		maxMessage:     int32(num("max.message.bytes")),
+		logAppendTime:  get("message.timestamp.type") == "LogAppendTime",
+	}
+	if ms := num("retention.ms"); ms < 0 {
+		tc.retention = -1
+	} else {
+		tc.retention = time.Duration(ms) * time.Millisecond
+	}
+	if n := num("flush.messages"); n != math.MaxInt64 {
+		tc.flushMessages = n
+	}
+	if n := num("flush.ms"); n != math.MaxInt64 {
+		tc.flushInterval = time.Duration(n) * time.Millisecond
+	}
+	return tc
+}
+
+// segmentOptions turns the topic config into the log's options.
+func (tc *topicConfig) segmentOptions() segment.Options {
+	o := segment.Options{
+		SegmentBytes: tc.segmentBytes,
+		SegmentAge:   tc.segmentAge,
+		FlushEntries: tc.flushMessages,
+	}
+	if tc.flushInterval > 0 {
+		o.FlushInterval = tc.flushInterval
+	}
+	if tc.retention > 0 {
+		o.RetentionAge = tc.retention
+	}
+	if tc.retentionBytes > 0 {
+		o.RetentionBytes = tc.retentionBytes
+	}
+	return o
+}
+
+// configEntry is one row of DescribeConfigs.
+type configEntry struct {
+	name, value string
+	isDefault   bool
+	source      int8 // kmsg ConfigSource values
+}
+
+// Config sources, as in DescribeConfigs v1+.
+const (
+	sourceTopic         int8 = 1 // DYNAMIC_TOPIC_CONFIG
+	sourceStaticBroker  int8 = 4 // STATIC_BROKER_CONFIG
+	sourceDefaultConfig int8 = 5 // DEFAULT_CONFIG
+)
+
+// describeTopicConfig lists every known topic config with its value and
+// source, sorted by name.
+func describeTopicConfig(c *Config, overrides map[string]string) []configEntry {
+	out := make([]configEntry, 0, len(topicConfigDefs))
+	for _, d := range topicConfigDefs {
+		if v, ok := overrides[d.name]; ok {
+			out = append(out, configEntry{d.name, v, false, sourceTopic})
+			continue
+		}
+		out = append(out, configEntry{d.name, d.brokerDflt(c), true, sourceDefaultConfig})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+// describeBrokerConfig lists the broker's own settings.
+func describeBrokerConfig(c *Config) []configEntry {
+	s := func(name, v string) configEntry { return configEntry{name, v, false, sourceStaticBroker} }
+	out := []configEntry{
+		s("broker.id", strconv.Itoa(int(c.BrokerID))),
+		s("zookeeper.connect", c.ZooKeeperConnect),
+		s("num.partitions", strconv.Itoa(int(c.NumPartitions))),
+		s("default.replication.factor", strconv.Itoa(int(c.DefaultReplicationFactor))),
+		s("auto.create.topics.enable", strconv.FormatBool(c.AutoCreateTopics)),
+		s("delete.topic.enable", strconv.FormatBool(c.DeleteTopicEnable)),
+		s("log.dirs", joinComma(c.LogDirs)),
+		s("listeners", joinComma(c.Listeners)),
+		s("socket.request.max.bytes", strconv.Itoa(int(c.SocketRequestMaxBytes))),
+		s("log.retention.check.interval.ms", durMs(c.LogRetentionCheck)),
+	}
+	for _, d := range topicConfigDefs {
+		out = append(out, s(d.brokerKey, d.brokerDflt(c)))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+func joinComma(a []string) string {
+	s := ""
+	for i, v := range a {
+		if i > 0 {
+			s += ","
+		}
+		s += v
+	}
+	return s
+}
