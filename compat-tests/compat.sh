@@ -19,7 +19,7 @@ set -euo pipefail
 
 # The zkafka half runs only once our ZooKeeper server exists; flip to 1 then
 # (or run `ZKAFKA_ZK_READY=1 make compat`).
-ZKAFKA_ZK_READY=${ZKAFKA_ZK_READY:-0}
+ZKAFKA_ZK_READY=${ZKAFKA_ZK_READY:-1}
 
 cd "$(dirname "$0")/.."
 ROOT=$PWD

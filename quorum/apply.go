@@ -23,7 +23,7 @@ func (s *Server) Apply(index uint64, data []byte) any {
 	results, events := s.tree.Load().Apply(txn)
 	s.afterApply(&txn, results)
 	for _, ev := range events {
-		s.watches.trigger(ev.Type, ev.Path, txn.Zxid)
+		s.watches.trigger(ev.Type, ev.Path, ev.ACL, txn.Zxid)
 	}
 	return &appliedTxn{zxid: txn.Zxid, results: results}
 }

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zkafka/zkafka/internal/javahash"
+	"github.com/zkafka/zkafka/store/znode"
 	"github.com/zkafka/zkafka/zkproto"
 )
 
@@ -283,7 +285,13 @@ func (c *conn) drainEvents(bw *bufio.Writer) {
 
 // notify queues a watch notification; it never blocks the apply loop. A
 // client too slow to take its notifications is disconnected.
-func (c *conn) notify(typ zkproto.EventType, path string, zxid int64) {
+func (c *conn) notify(typ zkproto.EventType, path string, acl []zkproto.ACL, zxid int64) {
+	if acl != nil {
+		ids, super := c.identities()
+		if znode.CheckACLList(acl, zkproto.PermRead, ids, super) != zkproto.ErrOK {
+			return
+		}
+	}
 	frame := zkproto.AppendNotification(nil, zkproto.WatcherEvent{Type: typ, State: zkproto.StateSyncConnected, Path: path})
 	select {
 	case c.events <- frame:
@@ -310,6 +318,22 @@ func (c *conn) addIdentity(id zkproto.ID, super bool) {
 	}
 	c.auth = append(c.auth, id)
 	c.super = c.super || super
+	c.auth = javaSetOrder(c.auth)
+}
+
+// javaSetOrder orders identities the way ZooKeeper iterates a connection's
+// auth info (a ConcurrentHashMap-backed set of Id): "auth" ACLs expand, and
+// whoAmI lists, in that order. ids is in insertion order.
+func javaSetOrder(ids []zkproto.ID) []zkproto.ID {
+	hashes := make([]int32, len(ids))
+	for i, id := range ids {
+		hashes[i] = javahash.ID(id.Scheme, id.ID)
+	}
+	out := make([]zkproto.ID, 0, len(ids))
+	for _, i := range javahash.Order(hashes, javahash.ConcurrentHashMapCapacity(len(ids))) {
+		out = append(out, ids[i])
+	}
+	return out
 }
 
 // writeRaw writes a frame directly (handshake only, before the writer runs).

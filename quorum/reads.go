@@ -147,16 +147,16 @@ func (c *conn) setWatches(tree *znode.Tree, rel int64, data, exist, child, persi
 		st, err := tree.Stat(p)
 		switch {
 		case err != zkproto.ErrOK:
-			c.notify(zkproto.EventNodeDeleted, p, -1)
+			c.notify(zkproto.EventNodeDeleted, p, nil, -1)
 		case st.Mzxid > rel:
-			c.notify(zkproto.EventNodeDataChanged, p, -1)
+			c.notify(zkproto.EventNodeDataChanged, p, nil, -1)
 		default:
 			c.srv.watches.add(watchData, p, c)
 		}
 	}
 	for _, p := range exist {
 		if _, err := tree.Stat(p); err == zkproto.ErrOK {
-			c.notify(zkproto.EventNodeCreated, p, -1)
+			c.notify(zkproto.EventNodeCreated, p, nil, -1)
 		} else {
 			c.srv.watches.add(watchData, p, c)
 		}
@@ -165,9 +165,9 @@ func (c *conn) setWatches(tree *znode.Tree, rel int64, data, exist, child, persi
 		st, err := tree.Stat(p)
 		switch {
 		case err != zkproto.ErrOK:
-			c.notify(zkproto.EventNodeDeleted, p, -1)
+			c.notify(zkproto.EventNodeDeleted, p, nil, -1)
 		case st.Pzxid > rel:
-			c.notify(zkproto.EventNodeChildrenChanged, p, -1)
+			c.notify(zkproto.EventNodeChildrenChanged, p, nil, -1)
 		default:
 			c.srv.watches.add(watchChild, p, c)
 		}

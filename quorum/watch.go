@@ -10,7 +10,10 @@ import (
 
 // watcher receives watch notifications. A connection is a watcher.
 type watcher interface {
-	notify(typ zkproto.EventType, path string, zxid int64)
+	// notify delivers an event about a node whose ACL is acl; the watcher
+	// drops it unless it may READ the node (ZooKeeper 3.8). A nil acl
+	// means no check.
+	notify(typ zkproto.EventType, path string, acl []zkproto.ACL, zxid int64)
 	sessionID() int64
 }
 
@@ -111,10 +114,11 @@ func (m *watchManager) removeWatcher(wt watcher) {
 }
 
 // trigger fires the watches that an applied event causes.
-func (m *watchManager) trigger(typ zkproto.EventType, path string, zxid int64) {
+// A one-shot watch is spent even when its watcher may not read the node.
+func (m *watchManager) trigger(typ zkproto.EventType, path string, acl []zkproto.ACL, zxid int64) {
 	fired := m.collect(typ, path)
 	for _, wt := range fired {
-		wt.notify(typ, path, zxid)
+		wt.notify(typ, path, acl, zxid)
 	}
 }
 

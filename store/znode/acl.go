@@ -129,6 +129,12 @@ func javaSplitLen(s string, sep byte) int {
 	return n
 }
 
+// CheckACLList reports whether identities ids (or super) hold perm in acl,
+// with ZooKeeperServer.checkACL's rules: ErrOK or ErrNoAuth.
+func CheckACLList(acl []zkproto.ACL, perm int32, ids []zkproto.ID, super bool) zkproto.Err {
+	return checkACL(acl, perm, ids, super)
+}
+
 // checkACL is ZooKeeperServer.checkACL. An empty ACL allows everything; a
 // "super" identity or super bypasses the check.
 func checkACL(acl []zkproto.ACL, perm int32, auth []zkproto.ID, super bool) zkproto.Err {

@@ -56,10 +56,14 @@ type Result struct {
 
 // Event is a watch event a write caused. NodeDeleted is for both the data
 // and the child watches of Path (DataTree.deleteNode); NodeChildrenChanged
-// is for the parent.
+// is for the parent. ACL is the ACL of the node the event is about (the
+// parent's for NodeChildrenChanged): ZooKeeper 3.8 delivers an event only to
+// watchers with READ permission on it (ServerCnxn.process with the znode's
+// ACL). The slice is shared and must not be modified.
 type Event struct {
 	Type zkproto.EventType
 	Path string
+	ACL  []zkproto.ACL
 }
 
 // Apply validates and applies txn. It always advances LastZxid to txn.Zxid,

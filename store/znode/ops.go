@@ -1,6 +1,10 @@
 package znode
 
 import (
+	"github.com/zkafka/zkafka/internal/javahash"
+
+	"sort"
+
 	"strings"
 
 	"github.com/zkafka/zkafka/zkproto"
@@ -101,8 +105,8 @@ func (t *Tree) create(txn *Txn, op *Op, typ zkproto.OpCode, ev *[]Event) (string
 	p.pzxid = txn.Zxid
 	t.replace(parent, &p)
 	t.replace(nil, n)
-	*ev = append(*ev, Event{zkproto.EventNodeCreated, path},
-		Event{zkproto.EventNodeChildrenChanged, eventPath(parentPath)})
+	*ev = append(*ev, Event{zkproto.EventNodeCreated, path, t.acls[n.aclIndex()]},
+		Event{zkproto.EventNodeChildrenChanged, eventPath(parentPath), t.acls[p.aclIndex()]})
 	return path, n.stat(t.opts.ExtendedTypes), zkproto.ErrOK
 }
 
@@ -191,8 +195,8 @@ func (t *Tree) deleteNode(zxid int64, parent *node, parentPath string, n *node, 
 	}
 	t.replace(parent, &p)
 	t.remove(n)
-	*ev = append(*ev, Event{zkproto.EventNodeDeleted, path},
-		Event{zkproto.EventNodeChildrenChanged, eventPath(parentPath)})
+	*ev = append(*ev, Event{zkproto.EventNodeDeleted, path, t.acls[n.aclIndex()]},
+		Event{zkproto.EventNodeChildrenChanged, eventPath(parentPath), t.acls[p.aclIndex()]})
 }
 
 func (t *Tree) setData(txn *Txn, op *Op, ev *[]Event) (zkproto.Stat, zkproto.Err) {
@@ -213,7 +217,7 @@ func (t *Tree) setData(txn *Txn, op *Op, ev *[]Event) (zkproto.Stat, zkproto.Err
 	c.mtime = txn.Time
 	c.mzxid = txn.Zxid
 	t.replace(n, c)
-	*ev = append(*ev, Event{zkproto.EventNodeDataChanged, op.Path})
+	*ev = append(*ev, Event{zkproto.EventNodeDataChanged, op.Path, t.acls[c.aclIndex()]})
 	return c.stat(t.opts.ExtendedTypes), zkproto.ErrOK
 }
 
@@ -296,7 +300,7 @@ func (t *Tree) closeSession(txn *Txn, ev *[]Event) {
 		keys = append(keys, r.key)
 		return true
 	})
-	for _, k := range keys {
+	for _, k := range ephemeralDeleteOrder(t, keys) {
 		n := t.getKey(k)
 		path := pathOf(k)
 		parentPath := parentOf(path)
@@ -304,4 +308,24 @@ func (t *Tree) closeSession(txn *Txn, ev *[]Event) {
 			t.deleteNode(txn.Zxid, parent, parentPath, n, path, ev)
 		}
 	}
+}
+
+// ephemeralDeleteOrder orders a closing session's ephemerals the way
+// ZooKeeper deletes them: it iterates a copy of the session's
+// HashSet<String> of paths, so the order (and so the order of the watch
+// events) is Java's hash order; ties keep creation order.
+func ephemeralDeleteOrder(t *Tree, keys []string) []string {
+	sort.SliceStable(keys, func(i, j int) bool {
+		a, b := t.getKey(keys[i]), t.getKey(keys[j])
+		return a != nil && b != nil && a.czxid < b.czxid
+	})
+	hashes := make([]int32, len(keys))
+	for i, k := range keys {
+		hashes[i] = javahash.String(pathOf(k))
+	}
+	out := make([]string, 0, len(keys))
+	for _, i := range javahash.Order(hashes, javahash.CloneCapacity(len(keys))) {
+		out = append(out, keys[i])
+	}
+	return out
 }

@@ -215,7 +215,7 @@ func TestStatsAndEvents(t *testing.T) {
 	}
 	txn := h.txn(create("/p/a", zkproto.ModeEphemeral))
 	_, ev := h.tree.Apply(txn)
-	wantEv := []Event{{zkproto.EventNodeCreated, "/p/a"}, {zkproto.EventNodeChildrenChanged, "/p"}}
+	wantEv := []Event{{Type: zkproto.EventNodeCreated, Path: "/p/a"}, {Type: zkproto.EventNodeChildrenChanged, Path: "/p"}}
 	if !equalEvents(ev, wantEv) {
 		t.Fatalf("events %v", ev)
 	}
@@ -230,12 +230,12 @@ func TestStatsAndEvents(t *testing.T) {
 	if s := res[0].Stat; s.Version != 1 || s.Mzxid != txn.Zxid || s.Mtime != txn.Time || s.DataLength != 2 || s.Czxid != zc {
 		t.Fatalf("setData stat %+v", s)
 	}
-	if !equalEvents(ev, []Event{{zkproto.EventNodeDataChanged, "/p"}}) {
+	if !equalEvents(ev, []Event{{Type: zkproto.EventNodeDataChanged, Path: "/p"}}) {
 		t.Fatalf("events %v", ev)
 	}
 	txn = h.txn(del("/p/a", 0))
 	_, ev = h.tree.Apply(txn)
-	if !equalEvents(ev, []Event{{zkproto.EventNodeDeleted, "/p/a"}, {zkproto.EventNodeChildrenChanged, "/p"}}) {
+	if !equalEvents(ev, []Event{{Type: zkproto.EventNodeDeleted, Path: "/p/a"}, {Type: zkproto.EventNodeChildrenChanged, Path: "/p"}}) {
 		t.Fatalf("events %v", ev)
 	}
 	if s := h.stat("/p"); s.Cversion != 2 || s.NumChildren != 0 || s.Pzxid != txn.Zxid {
@@ -255,7 +255,7 @@ func equalEvents(a, b []Event) bool {
 		return false
 	}
 	for i := range a {
-		if a[i] != b[i] {
+		if a[i].Type != b[i].Type || a[i].Path != b[i].Path {
 			return false
 		}
 	}
