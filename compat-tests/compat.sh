@@ -195,6 +195,15 @@ else
 	fi
 fi
 
+# ---- more parts: each compat-tests/*/compat-part.sh is sourced here and
+# reports with `check` and `result` (Kafka clients, the ensemble, ...).
+for part in compat-tests/*/compat-part.sh; do
+	[ -f "$part" ] || continue
+	log "part ${part#compat-tests/}"
+	# shellcheck source=/dev/null
+	source "$part"
+done
+
 echo
 log "summary ($(($(date +%s) - START))s):"
 printf '  %s\n' "${RESULTS[@]}"

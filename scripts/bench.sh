@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Runs the benchmarks and load generators; each prints its own figures.
+# make bench: benchmarks and load generators; each prints its own figures.
+# Every scripts/bench.d/*.sh runs in name order after the Go benchmarks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "== Go benchmarks (allocations per operation included)"
-go test -run='^$' -bench=. -benchmem -benchtime=1s ./store/... ./zkproto/... ./kproto/...
-if [ -d store/segment/internal/segbench ]; then
+go test -run='^$' -bench=. -benchmem -benchtime=1s ./store/... ./zkproto/... ./kproto/... ./quorum/raftnode/
+for part in scripts/bench.d/*.sh; do
+	[ -f "$part" ] || continue
 	echo
-	echo "== segment log: append and read against the raw write limit of this disk"
-	go run ./store/segment/internal/segbench
-fi
+	echo "== ${part#scripts/bench.d/}"
+	bash "$part"
+done
