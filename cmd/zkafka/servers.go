@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zkafka/zkafka/broker"
 	"github.com/zkafka/zkafka/quorum"
 )
 
@@ -65,6 +67,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs, lf := newFlagSet("run", runUsage, stderr)
 	dataDir := fs.String("data", "zkafka-data", "data directory")
 	zkAddr := fs.String("zookeeper-addr", "127.0.0.1:2181", "ZooKeeper client address")
+	kafkaAddr := fs.String("kafka-addr", "127.0.0.1:9092", "Kafka listener address")
 	if stop, code := parse(fs, args); stop {
 		return code
 	}
@@ -82,9 +85,38 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		log.Error("zookeeper did not start", "err", err)
 		return 1
 	}
-	log.Warn("the Kafka broker is not built yet; serving ZooKeeper only")
-	waitForSignal(log)
-	return shutdown(log, zk)
+	bcfg := broker.DefaultConfig(filepath.Join(*dataDir, "kafka"))
+	bcfg.ZooKeeperConnect = zk.Addr().String()
+	bcfg.Listeners = []string{"PLAINTEXT://" + *kafkaAddr}
+	b, failed := startBroker(bcfg, log.With("server", "kafka"))
+	if b == nil {
+		shutdown(log, zk)
+		return 1
+	}
+	if !waitForSignalOr(log, failed) {
+		shutdown(log, b, zk)
+		return 1
+	}
+	return shutdown(log, b, zk)
+}
+
+// startBroker creates a broker and serves its first listener in the
+// background; failed yields the error if serving stops on its own.
+func startBroker(cfg broker.Config, log *slog.Logger) (*broker.Broker, <-chan error) {
+	b, err := broker.New(cfg, log)
+	if err != nil {
+		log.Error("kafka broker did not start", "err", err)
+		return nil, nil
+	}
+	failed := make(chan error, 1)
+	go func() {
+		if err := b.ListenAndServe(); err != nil && !errors.Is(err, broker.ErrServerClosed) {
+			log.Error("kafka broker stopped", "err", err)
+			failed <- err
+		}
+	}()
+	log.Info("kafka broker started", "listeners", cfg.Listeners, "zookeeper", cfg.ZooKeeperConnect)
+	return b, failed
 }
 
 func cmdZookeeper(args []string, stdout, stderr io.Writer) int {
@@ -117,17 +149,42 @@ func cmdBroker(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	log := lf.logger(stderr)
-	log.Warn("the Kafka broker is not built yet")
-	return 1
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return 2
+	}
+	cfg, err := broker.LoadConfig(fs.Arg(0), log)
+	if err != nil {
+		log.Error("bad configuration", "err", err)
+		return 2
+	}
+	b, failed := startBroker(cfg, log)
+	if b == nil {
+		return 1
+	}
+	if !waitForSignalOr(log, failed) {
+		shutdown(log, b)
+		return 1
+	}
+	return shutdown(log, b)
 }
 
 // waitForSignal blocks until SIGINT or SIGTERM.
-func waitForSignal(log *slog.Logger) {
+func waitForSignal(log *slog.Logger) { waitForSignalOr(log, nil) }
+
+// waitForSignalOr blocks until SIGINT or SIGTERM (true) or until failed
+// yields (false).
+func waitForSignalOr(log *slog.Logger, failed <-chan error) bool {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
-	sig := <-ch
-	log.Info("shutting down", "signal", sig.String())
-	signal.Stop(ch)
+	defer signal.Stop(ch)
+	select {
+	case sig := <-ch:
+		log.Info("shutting down", "signal", sig.String())
+		return true
+	case <-failed:
+		return false
+	}
 }
 
 // shutdown stops the servers, bounded in time.
