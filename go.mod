@@ -13,3 +13,8 @@ require (
 	go.etcd.io/raft/v3 v3.7.0
 	google.golang.org/protobuf v1.36.11
 )
+
+require (
+	github.com/anishathalye/porcupine v1.3.1 // indirect
+	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c
+)

@@ -60,8 +60,16 @@ func (s *Server) Restore(r io.Reader) error {
 	if err != nil {
 		return fmt.Errorf("restore snapshot: %w", err)
 	}
+	s.setConfigNode(t)
 	s.tree.Store(t)
 	return nil
+}
+
+// setConfigNode writes /zookeeper/config of an ensemble member into t.
+func (s *Server) setConfigNode(t *znode.Tree) {
+	if len(s.cfg.Servers) > 0 {
+		t.SetConfigNode([]byte(s.cfg.DynamicConfigText()), s.started.UnixMilli())
+	}
 }
 
 func (s *Server) treeOptions() znode.Options {
@@ -89,6 +97,9 @@ func (s *Server) expireSessions() {
 		case <-s.done:
 			return
 		case now := <-t.C:
+			if !s.isLeader() {
+				continue // only the leader decides expiry
+			}
 			for _, id := range s.tracker.expired(now) {
 				s.log.Info("session expired", "session", fmt.Sprintf("0x%x", id))
 				txn := znode.Txn{Time: now.UnixMilli(), Session: id, Ops: []znode.Op{{Type: zkproto.OpCloseSession}}}

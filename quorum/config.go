@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -84,8 +86,17 @@ func (c *Config) fillDerived() {
 }
 
 // ClientAddr is the address the client listener binds.
+// In an ensemble, the client address of this server's server.N line, when
+// it has one, wins over clientPort and clientPortAddress.
 func (c *Config) ClientAddr() string {
-	return fmt.Sprintf("%s:%d", c.ClientPortAddress, c.ClientPort)
+	host, port := c.ClientPortAddress, c.ClientPort
+	if sp := c.selfSpec(); sp != nil && sp.ClientPort > 0 {
+		port = sp.ClientPort
+		if sp.ClientHost != "" {
+			host = sp.ClientHost
+		}
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port))
 }
 
 // LoadConfig reads a zoo.cfg and the myid file in its dataDir. Unknown keys
@@ -276,4 +287,32 @@ func (c *Config) addServer(key, value string) error {
 	}
 	c.Servers = append(c.Servers, s)
 	return nil
+}
+
+// DynamicConfigText is what an ensemble member shows in /zookeeper/config,
+// in ZooKeeper 3.8's format: one server.N line per member (role and client
+// address included) and the configuration version.
+func (c *Config) DynamicConfigText() string {
+	var b strings.Builder
+	servers := append([]ServerSpec(nil), c.Servers...)
+	sort.Slice(servers, func(i, j int) bool { return servers[i].ID < servers[j].ID })
+	for _, sv := range servers {
+		role := "participant"
+		if sv.Observer {
+			role = "observer"
+		}
+		host, port := sv.ClientHost, sv.ClientPort
+		if host == "" {
+			host = c.ClientPortAddress
+		}
+		if host == "" {
+			host = "0.0.0.0"
+		}
+		if port == 0 {
+			port = c.ClientPort
+		}
+		fmt.Fprintf(&b, "server.%d=%s:%d:%d:%s;%s:%d\n", sv.ID, sv.Host, sv.PeerPort, sv.ElectPort, role, host, port)
+	}
+	b.WriteString("version=0")
+	return b.String()
 }

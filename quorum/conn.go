@@ -47,6 +47,9 @@ type conn struct {
 	// closingSession is set once the client asked to close its session: the
 	// connection then closes after the reply, not when the close applies.
 	closingSession atomic.Bool
+	// readOnly: a session served while the ensemble has no leader (the
+	// client asked for read-only mode); writes answer NotReadOnly.
+	readOnly atomic.Bool
 
 	// auth is touched by the reader goroutine (auth packets) and read by the
 	// reader (to build txns) and the writer (ACL checks on reads).
@@ -172,7 +175,10 @@ func (c *conn) readLoop(br *bufio.Reader) {
 		c.received.Add(1)
 		c.srv.stats.received.Add(1)
 		c.lastActivity.Store(time.Now().UnixNano())
-		c.srv.tracker.touch(c.session(), time.Now())
+		if !c.readOnly.Load() {
+			c.srv.tracker.touch(c.session(), time.Now())
+			c.srv.noteActivity(c.session(), c.sessionTimeout)
+		}
 		cl, ok := c.decodeCall(frame)
 		if cl == nil {
 			if !ok {

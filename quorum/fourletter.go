@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/zkafka/zkafka/quorum/raftnode"
 )
 
 // zkVersion is what the four-letter words report as the server version;
@@ -37,6 +39,14 @@ func (s *Server) serveFourLetterWord(w net.Conn, word string) {
 	if !s.cfg.FourLetterWords[word] {
 		fmt.Fprintf(w, "%s is not executed because it is not in the whitelist.\n", word)
 		return
+	}
+	if !s.serving() {
+		switch word {
+		case "ruok", "isro", "conf", "envi", "srst", "crst", "dirs":
+		default:
+			io.WriteString(w, notServing)
+			return
+		}
 	}
 	switch word {
 	case "ruok":
@@ -66,7 +76,11 @@ func (s *Server) serveFourLetterWord(w net.Conn, word string) {
 	case "dump":
 		s.writeDump(w)
 	case "isro":
-		io.WriteString(w, "rw")
+		if s.serving() {
+			io.WriteString(w, "rw")
+		} else {
+			io.WriteString(w, "ro")
+		}
 	case "srst":
 		s.stats.reset()
 		io.WriteString(w, "Server stats reset.\n")
@@ -81,11 +95,21 @@ func (s *Server) serveFourLetterWord(w net.Conn, word string) {
 
 // mode is the server's role as srvr and mntr report it.
 func (s *Server) mode() string {
-	if len(s.cfg.Servers) == 0 {
+	if s.ens == nil {
 		return "standalone"
+	}
+	switch raftnode.Role(s.ens.role.Load()) {
+	case raftnode.RoleLeader:
+		return "leader"
+	case raftnode.RoleLearner:
+		return "observer"
 	}
 	return "follower"
 }
+
+// notServing is Apache ZooKeeper's answer to most four-letter words while
+// the server is not part of a quorum.
+const notServing = "This ZooKeeper instance is not currently serving requests\n"
 
 func (s *Server) writeServerStats(w io.Writer, withClients bool) {
 	fmt.Fprintf(w, "Zookeeper version: %s\n", zkVersion)
@@ -144,6 +168,17 @@ func (s *Server) writeMonitor(w io.Writer) {
 		{"zk_global_sessions", len(tree.Sessions())},
 		{"zk_open_file_descriptor_count", openFiles()},
 		{"zk_max_file_descriptor_count", maxFiles()},
+	}
+	if s.ens != nil && s.isLeader() {
+		fs := s.followerStatus()
+		lines = append(lines, [][2]any{
+			{"zk_learners", fs.learners},
+			{"zk_followers", fs.followers},
+			{"zk_synced_followers", fs.syncedFollowers},
+			{"zk_synced_non_voting_followers", 0},
+			{"zk_synced_observers", fs.syncedObservers},
+			{"zk_pending_syncs", 0},
+		}...)
 	}
 	for _, l := range lines {
 		fmt.Fprintf(w, "%s\t%v\n", l[0], l[1])

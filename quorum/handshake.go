@@ -39,7 +39,19 @@ func (c *conn) handshake(br *bufio.Reader, bw *bufio.Writer) bool {
 	timeout := c.srv.negotiateTimeout(time.Duration(req.TimeOut) * time.Millisecond)
 	resp := zkproto.ConnectResponse{TimeOut: int32(timeout / time.Millisecond), HasReadOnly: req.HasReadOnly}
 	var ok bool
-	if req.SessionID == 0 {
+	if !c.srv.serving() {
+		// An ensemble member without a leader: only read-only clients.
+		if !req.ReadOnly {
+			c.srv.log.Debug("refusing a client: no leader", "remote", c.nc.RemoteAddr().String())
+			return false
+		}
+		c.readOnly.Store(true)
+		resp.ReadOnly = true
+		resp.SessionID, ok = req.SessionID, req.SessionID != 0 && bytes.Equal(req.Passwd, sessionPassword(req.SessionID))
+		if !ok {
+			resp.SessionID, ok = c.srv.ids.nextID(), true // a local session, never replicated
+		}
+	} else if req.SessionID == 0 {
 		resp.SessionID, ok = c.createSession(timeout)
 		if !ok {
 			return false

@@ -9,7 +9,8 @@ import (
 
 // raftReplicator replicates txns through a raftnode.Node.
 type raftReplicator struct {
-	node *raftnode.Node
+	node      *raftnode.Node
+	transport *peerTransport // nil when standalone
 }
 
 // startRaft starts the raft node of a standalone server: one voter whose id
@@ -59,4 +60,10 @@ func (r *raftReplicator) ProposeAsync(data []byte) <-chan proposeResult {
 func (r *raftReplicator) ReadIndex(ctx context.Context) error { return r.node.ReadIndex(ctx) }
 
 // Stop implements replicator.
-func (r *raftReplicator) Stop() error { return r.node.Stop() }
+func (r *raftReplicator) Stop() error {
+	err := r.node.Stop()
+	if r.transport != nil {
+		r.transport.close()
+	}
+	return err
+}

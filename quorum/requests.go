@@ -29,6 +29,12 @@ func (c *conn) decodeCall(frame []byte) (*call, bool) {
 		cl.reply = &replyFrame{hdr: zkproto.ReplyHeader{Xid: h.Xid, Zxid: c.srv.tree.Load().LastZxid()}, body: &zkproto.Empty{}}
 		return cl, true
 	case zkproto.OpCloseSession:
+		if c.readOnly.Load() {
+			// A read-only session is not replicated: nothing to close.
+			cl.reply = &replyFrame{hdr: zkproto.ReplyHeader{Xid: h.Xid, Zxid: c.srv.tree.Load().LastZxid()}, body: &zkproto.Empty{}}
+			cl.closeAfter = true
+			return cl, true
+		}
 		txn := znode.Txn{Time: time.Now().UnixMilli(), Session: c.session(),
 			Ops: []znode.Op{{Type: zkproto.OpCloseSession}}}
 		c.srv.tracker.markClosing(c.session())
@@ -51,6 +57,12 @@ func (c *conn) decodeCall(frame []byte) (*call, bool) {
 	case zkproto.OpSASL:
 		cl.reply = c.errorReply(h.Xid, zkproto.ErrUnimplemented)
 		return cl, true
+	}
+	if c.readOnly.Load() {
+		if _, isWrite := writeOps(h.Type, rec); isWrite || h.Type == zkproto.OpSync {
+			cl.reply = c.errorReply(h.Xid, zkproto.ErrNotReadOnly)
+			return cl, true
+		}
 	}
 	if ops, isWrite := writeOps(h.Type, rec); isWrite {
 		ids, super := c.identities()

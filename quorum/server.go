@@ -48,6 +48,7 @@ type Server struct {
 	log     *slog.Logger
 	tree    atomic.Pointer[znode.Tree]
 	repl    replicator
+	ens     *ensemble // nil when standalone
 	watches *watchManager
 	tracker *sessionTracker
 	ids     *sessionIDs

@@ -113,6 +113,17 @@ func (t *sessionTracker) forget(id int64) {
 	delete(t.mu.closing, id)
 }
 
+// restartClocks starts every session's clock afresh (a new leader does
+// not know when the sessions were last heard from elsewhere).
+func (t *sessionTracker) restartClocks(now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for id := range t.mu.lastSeen {
+		t.mu.lastSeen[id] = now
+	}
+	clear(t.mu.closing)
+}
+
 // expired returns the sessions silent for longer than their timeout and
 // marks them closing.
 func (t *sessionTracker) expired(now time.Time) []int64 {

@@ -14,7 +14,8 @@ import (
 
 // Start opens the server's data, replays its log, and starts serving
 // clients on cfg's client address. Standalone (no server.N lines) is an
-// ensemble of one voter.
+// ensemble of one voter; with server.N lines it is the member myid of that
+// ensemble (see ensemble.go).
 func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	l, err := net.Listen("tcp", cfg.ClientAddr())
 	if err != nil {
@@ -43,14 +44,27 @@ func StartWithListener(cfg Config, log *slog.Logger, l net.Listener) (*Server, e
 	s := newServer(cfg, log, nil)
 	s.clientAddr = l.Addr()
 	s.tree.Store(znode.New(s.treeOptions()))
-	repl, err := startRaft(s, filepath.Join(cfg.DataLogDir, "version-2"))
-	if err != nil {
-		return nil, err
-	}
-	s.repl = repl
-	if err := repl.ReadIndex(context.Background()); err != nil {
-		repl.Stop()
-		return nil, fmt.Errorf("catching up the log: %w", err)
+	s.setConfigNode(s.tree.Load())
+	raftDir := filepath.Join(cfg.DataLogDir, "version-2")
+	if len(cfg.Servers) > 0 {
+		// An ensemble member starts without a quorum (its peers may not be
+		// up yet); it serves once it knows a leader.
+		repl, err := startEnsemble(s, raftDir)
+		if err != nil {
+			return nil, err
+		}
+		s.repl = repl
+		s.goTracked(s.watchEnsemble)
+	} else {
+		repl, err := startRaft(s, raftDir)
+		if err != nil {
+			return nil, err
+		}
+		s.repl = repl
+		if err := repl.ReadIndex(context.Background()); err != nil {
+			repl.Stop()
+			return nil, fmt.Errorf("catching up the log: %w", err)
+		}
 	}
 	s.trackRestoredSessions()
 	s.goTracked(s.expireSessions)

@@ -47,6 +47,14 @@ type Config struct {
 	WrapConn func(slot, gen int, c Conn) Conn
 	// NoFinalTree skips the dump of the whole tree after the last op.
 	NoFinalTree bool
+	// SyncFlush makes every session sync before the read that flushes its
+	// watch events. An ensemble needs it: a session's server applies a write
+	// made through another server only eventually, and sync is ZooKeeper's
+	// way to catch it up.
+	SyncFlush bool
+	// NormalizeData, when set, rewrites data read from path before it is
+	// compared (e.g. the ports in an ensemble's /zookeeper/config).
+	NormalizeData func(path string, data []byte) []byte
 }
 
 func (c Config) sessionTimeout() time.Duration {
@@ -210,7 +218,9 @@ var quietLogger = log.New(io.Discard, "", 0)
 func (r *runner) open(slot int) error {
 	s := &session{slot: slot, gen: r.gens[slot], label: fmt.Sprintf("s%dg%d", slot, r.gens[slot])}
 	r.gens[slot]++
-	raw, ech, err := zk.Connect([]string{r.addr}, r.cfg.sessionTimeout(),
+	// A comma-separated address is an ensemble: go-zookeeper shuffles
+	// the servers per session, so sessions spread over them.
+	raw, ech, err := zk.Connect(strings.Split(r.addr, ","), r.cfg.sessionTimeout(),
 		zk.WithLogger(quietLogger), zk.WithLogInfo(false), zk.WithEventCallback(s.record))
 	if err != nil {
 		return fmt.Errorf("connect %s: %w", s.label, err)
@@ -238,6 +248,9 @@ func (r *runner) open(slot int) error {
 func (r *runner) flush() {
 	for _, s := range r.sessions {
 		if s != nil {
+			if r.cfg.SyncFlush {
+				_, _ = s.raw.Sync("/")
+			}
 			_, _, _ = s.raw.Exists("/")
 		}
 	}
@@ -316,7 +329,7 @@ func (r *runner) exec(i int, op Op) []string {
 		}
 		add("err: %s", errString(err))
 		if err == nil {
-			add("data: %s", dataString(d))
+			add("data: %s", dataString(r.normalize(p, d)))
 			add("stat: %s", r.stat(st))
 		}
 	case OpChildren:
@@ -439,7 +452,7 @@ func (r *runner) tree() []string {
 		if err != nil {
 			out = append(out, fmt.Sprintf("%s get err: %s", p, errString(err)))
 		} else {
-			out = append(out, fmt.Sprintf("%s data=%s stat: %s", p, dataString(d), r.stat(st)))
+			out = append(out, fmt.Sprintf("%s data=%s stat: %s", p, dataString(r.normalize(p, d)), r.stat(st)))
 		}
 		if acl, _, err := c.GetACL(p); err != nil {
 			out = append(out, fmt.Sprintf("%s acl err: %s", p, errString(err)))
@@ -542,4 +555,12 @@ func aclString(acl []zk.ACL) string {
 		parts[i] = fmt.Sprintf("%d:%s:%s", a.Perms, a.Scheme, a.ID)
 	}
 	return "[" + strings.Join(parts, " ") + "]"
+}
+
+// normalize applies Config.NormalizeData.
+func (r *runner) normalize(path string, data []byte) []byte {
+	if r.cfg.NormalizeData == nil || data == nil {
+		return data
+	}
+	return r.cfg.NormalizeData(path, data)
 }

@@ -88,6 +88,10 @@ type Server struct {
 	argv    []string
 	logPath string
 
+	// Ensemble members only (see ensemble.go).
+	id       uint64 // myid; 0 for a standalone server
+	peerPort int
+
 	cmd  *exec.Cmd
 	done chan struct{} // closed when cmd has exited
 	werr error         // cmd.Wait's result, valid after done is closed
@@ -260,6 +264,16 @@ func (s *Server) zooCfg(port int) string {
 // error.
 func (s *Server) start() {
 	s.t.Helper()
+	s.launch()
+	if err := s.waitReady(s.opts.startTimeout()); err != nil {
+		s.Kill()
+		s.t.Fatalf("zkserver: %s server on %s not ready: %v\nlog tail (%s):\n%s", s.kind, s.addr, err, s.logPath, s.LogTail(40))
+	}
+}
+
+// launch starts the process without waiting for readiness.
+func (s *Server) launch() {
+	s.t.Helper()
 	f, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		s.t.Fatal(err)
@@ -279,10 +293,6 @@ func (s *Server) start() {
 		s.werr = cmd.Wait()
 		close(done)
 	}(s.done)
-	if err := s.waitReady(s.opts.startTimeout()); err != nil {
-		s.Kill()
-		s.t.Fatalf("zkserver: %s server on %s not ready: %v\nlog tail (%s):\n%s", s.kind, s.addr, err, s.logPath, s.LogTail(40))
-	}
 }
 
 // waitReady polls the server until it answers, the process exits or the
@@ -398,6 +408,7 @@ func (s *Server) Stop() {
 		return
 	}
 	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGCONT) // in case a test stopped it
 	select {
 	case <-s.done:
 	case <-time.After(10 * time.Second):

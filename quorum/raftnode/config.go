@@ -81,6 +81,24 @@ type Config struct {
 	Transport Transport
 	// Logger receives the node's and raft's log; nil discards it.
 	Logger *slog.Logger
+	// OnStateChange, when set, is called whenever the known leader or this
+	// node's role changes (leader 0: none known). It runs on the loop
+	// goroutine: it must be quick and must not call the Node's methods.
+	OnStateChange func(leader uint64, role Role)
+	// HandOver makes a newly elected leader hand leadership over, once, to
+	// the voter with the highest id above its own whose log is fully
+	// caught up, within two election timeouts of its election; so that,
+	// as in ZooKeeper, the most recent log and then the highest id leads.
+	HandOver bool
+	// TransportReportsSnapshots says that the Transport calls
+	// ReportSnapshot for every MsgSnap it is given (delivered or not);
+	// otherwise each MsgSnap is reported delivered as soon as it is sent.
+	TransportReportsSnapshots bool
+	// ForwardTimeoutTicks fails a proposal forwarded to a leader with
+	// ErrOutcomeUnknown when it has not shown up in the local log after
+	// this many ticks (the message or the leader was lost but the term did
+	// not change). Default 4×ElectionTicks.
+	ForwardTimeoutTicks int
 
 	// openLog opens the raft log; nil means a segment log in Dir/log.
 	// Benchmarks wrap it to count fsyncs.
@@ -106,6 +124,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.HeartbeatTicks <= 0 {
 		c.HeartbeatTicks = 1
+	}
+	if c.ForwardTimeoutTicks <= 0 {
+		c.ForwardTimeoutTicks = 4 * c.ElectionTicks
 	}
 	if c.SnapshotEntries == 0 {
 		c.SnapshotEntries = 100000

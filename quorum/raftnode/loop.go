@@ -47,7 +47,7 @@ func (n *Node) run() {
 // queued reports whether an input is waiting (Status requests, on an
 // unbuffered channel, wait for the next time the loop blocks).
 func (n *Node) queued(tick <-chan time.Time) bool {
-	return len(n.propc)+len(n.readc)+len(n.recvc)+len(n.snapc)+len(tick) > 0
+	return len(n.propc)+len(n.readc)+len(n.recvc)+len(n.snapc)+len(n.reportc)+len(tick) > 0
 }
 
 // input waits for one input of the loop and handles it. It returns false
@@ -66,6 +66,15 @@ func (n *Node) input(tick <-chan time.Time) bool {
 		c <- n.status()
 	case res := <-n.snapc:
 		n.snapshotDone(res)
+	case r := <-n.reportc:
+		switch {
+		case !r.snapshot:
+			n.rn.ReportUnreachable(r.id)
+		case r.failed:
+			n.rn.ReportSnapshot(r.id, raft.SnapshotFailure)
+		default:
+			n.rn.ReportSnapshot(r.id, raft.SnapshotFinish)
+		}
 	case <-n.stopc:
 		return false
 	}
@@ -79,10 +88,45 @@ func (n *Node) tick() {
 	if n.ticks%uint64(n.cfg.ElectionTicks) == 0 {
 		n.w.sweep()
 		n.reissueReads() // answers lost with a message or a leader
+		if n.ticks > uint64(n.cfg.ForwardTimeoutTicks) {
+			n.w.forwardLost(n.ticks - uint64(n.cfg.ForwardTimeoutTicks))
+		}
+	}
+	n.maybeHandOver()
+}
+
+// maybeHandOver is ZooKeeper's election outcome on raft: right after its
+// election a leader transfers leadership, once, to the voter with the
+// highest id above its own whose log matches its own; servers that join
+// later do not take over.
+func (n *Node) maybeHandOver() {
+	if n.handOverUntil == 0 {
+		return
+	}
+	if n.role != raft.StateLeader || n.ticks >= n.handOverUntil {
+		n.handOverUntil = 0
+		return
+	}
+	st := n.rn.Status()
+	last := st.Progress[n.id].Match
+	var best uint64
+	for id, pr := range st.Progress {
+		if n.handOverTo[id] && id > best && !pr.IsLearner && pr.Match == last {
+			best = id
+		}
+	}
+	if best != 0 {
+		n.handOverUntil = 0
+		n.logger.Info("raftnode: handing leadership over to a higher id", "to", best, "term", n.term)
+		n.rn.TransferLeader(best)
 	}
 }
 
 func (n *Node) step(m *raftpb.Message) {
+	if n.heard == nil {
+		n.heard = map[uint64]uint64{}
+	}
+	n.heard[m.GetFrom()] = n.ticks
 	if err := n.rn.Step(m); err != nil {
 		n.logger.Debug("raftnode: step", "type", m.GetType().String(), "from", m.GetFrom(), "err", err)
 	}
@@ -106,6 +150,7 @@ func (n *Node) handOver(p *proposal) bool {
 		p.finish(proposalResult{err: err})
 	default:
 		p.term = n.term
+		p.tick = n.ticks
 		n.w.props[p.seq] = p
 	}
 	return true
@@ -192,6 +237,7 @@ func (n *Node) handleReady() error {
 		n.retryParked()
 		n.reissueReads()
 	}
+	n.maybeHandOver()
 	n.maybeSnapshot()
 	return nil
 }
@@ -220,15 +266,37 @@ func (n *Node) noteState(rd *raft.Ready) bool {
 		n.term = hs.GetTerm()
 		n.w.termChanged(n.term)
 	}
+	changed := false
 	if ss := rd.SoftState; ss != nil {
+		if ss.RaftState == raft.StateLeader && n.role != raft.StateLeader && n.cfg.HandOver {
+			// Only the voters that took part in the election (heard from
+			// within the last election timeout) are candidates: a server
+			// that joins later follows the leader it finds.
+			n.handOverTo = map[uint64]bool{}
+			for _, id := range n.confState.GetVoters() {
+				if t, ok := n.heard[id]; ok && id > n.id && n.ticks-t <= uint64(n.cfg.ElectionTicks) {
+					n.handOverTo[id] = true
+				}
+			}
+			if len(n.handOverTo) > 0 {
+				n.handOverUntil = n.ticks + 2*uint64(n.cfg.ElectionTicks)
+			}
+		}
 		n.role = ss.RaftState
 		if ss.Lead != n.lead {
 			n.lead = ss.Lead
 			n.logger.Info("raftnode: leader changed", "leader", n.lead, "term", n.term)
-			return true
+			changed = true
 		}
 	}
-	return false
+	if f := n.cfg.OnStateChange; f != nil {
+		role := roleOf(n.role, n.isLearner())
+		if n.reported.lead != n.lead || n.reported.role != role {
+			n.reported.lead, n.reported.role = n.lead, role
+			f(n.lead, role)
+		}
+	}
+	return changed
 }
 
 // send hands the messages to the Transport, after save made what they
@@ -248,6 +316,9 @@ func (n *Node) send(msgs []*raftpb.Message) {
 // (the Transport does not report failures yet; if one was lost, the
 // follower stays behind until raft probes it and sends another).
 func (n *Node) reportSnapshots(msgs []*raftpb.Message) {
+	if n.cfg.TransportReportsSnapshots {
+		return
+	}
 	for _, m := range msgs {
 		if m.GetType() == raftpb.MsgSnap {
 			n.rn.ReportSnapshot(m.GetTo(), raft.SnapshotFinish)

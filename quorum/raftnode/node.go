@@ -49,6 +49,7 @@ type Node struct {
 	readc   chan *readRequest
 	recvc   chan *raftpb.Message
 	statusc chan chan Status
+	reportc chan report     // from the Transport: unreachable peers, snapshot outcomes
 	snapc   chan snapResult // background snapshot results; buffered 1
 	stopc   chan struct{}   // closed by Stop
 	done    chan struct{}   // closed when the loop has exited
@@ -63,16 +64,23 @@ type Node struct {
 	bg sync.WaitGroup // the background snapshot writer
 
 	// Owned by the loop goroutine (and by Start before the loop runs).
-	rn        *raft.RawNode
-	st        *storage
-	w         waiters
-	term      uint64 // raft's term as of the last Ready
-	lead      uint64 // the leader as of the last Ready (0: none known)
-	role      raft.StateType
-	confState *raftpb.ConfState // the membership as of the last applied entry
-	lastSnap  uint64            // index of the newest snapshot taken or received
-	snapping  bool              // a snapshot is being written in the background
-	ticks     uint64
+	rn       *raft.RawNode
+	st       *storage
+	w        waiters
+	term     uint64 // raft's term as of the last Ready
+	lead     uint64 // the leader as of the last Ready (0: none known)
+	role     raft.StateType
+	reported struct {
+		lead uint64
+		role Role
+	} // what OnStateChange was last told
+	handOverUntil uint64            // while ticks < it, a new leader looks for a higher-id voter to hand over to
+	handOverTo    map[uint64]bool   // the voters above this one that took part in its election
+	heard         map[uint64]uint64 // the tick each peer was last heard from
+	confState     *raftpb.ConfState // the membership as of the last applied entry
+	lastSnap      uint64            // index of the newest snapshot taken or received
+	snapping      bool              // a snapshot is being written in the background
+	ticks         uint64
 }
 
 // Start opens (or creates) the node's storage in cfg.Dir, restores sm from
@@ -92,7 +100,7 @@ func Start(cfg Config, sm StateMachine) (*Node, error) {
 	n := &Node{
 		cfg: cfg, id: cfg.ID, sm: sm, logger: cfg.Logger.With("raft", cfg.ID),
 		propc: make(chan *proposal, 1024), readc: make(chan *readRequest, 256),
-		recvc: make(chan *raftpb.Message, 1024), statusc: make(chan chan Status),
+		recvc: make(chan *raftpb.Message, 1024), statusc: make(chan chan Status), reportc: make(chan report, 1024),
 		snapc: make(chan snapResult, 1), stopc: make(chan struct{}), done: make(chan struct{}),
 		st: st, w: newWaiters(),
 	}
@@ -285,6 +293,32 @@ func (n *Node) Step(ctx context.Context, m *raftpb.Message) error {
 		return ctx.Err()
 	case <-n.done:
 		return ErrStopped
+	}
+}
+
+// report is a Transport's feedback about one peer.
+type report struct {
+	id       uint64
+	snapshot bool // a MsgSnap outcome (else: the peer is unreachable)
+	failed   bool
+}
+
+// ReportUnreachable tells raft that a message to peer id could not be
+// delivered, so the leader probes it rather than streaming to it. It never
+// blocks (a report is dropped when the queue is full).
+func (n *Node) ReportUnreachable(id uint64) {
+	select {
+	case n.reportc <- report{id: id}:
+	default:
+	}
+}
+
+// ReportSnapshot tells raft whether a MsgSnap to peer id was delivered
+// (see Config.TransportReportsSnapshots).
+func (n *Node) ReportSnapshot(id uint64, delivered bool) {
+	select {
+	case n.reportc <- report{id: id, snapshot: true, failed: !delivered}:
+	case <-n.done:
 	}
 }
 

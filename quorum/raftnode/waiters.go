@@ -48,6 +48,7 @@ type proposal struct {
 
 	// Owned by the loop.
 	term  uint64 // the term when it was handed to raft
+	tick  uint64 // the node's tick count when it was handed to raft
 	index uint64 // where it was seen in the local log; 0 until then
 }
 
@@ -158,6 +159,18 @@ func (w *waiters) applied(index, node, seq uint64, ok bool, self uint64, result 
 func (w *waiters) termChanged(term uint64) {
 	for seq, p := range w.props {
 		if p.index == 0 && p.term < term {
+			delete(w.props, seq)
+			p.finish(proposalResult{err: ErrOutcomeUnknown})
+		}
+	}
+}
+
+// forwardLost fails the proposals handed to raft before tick that never
+// appeared in the local log: they were forwarded to a leader and the
+// message or its answer was lost without the term changing.
+func (w *waiters) forwardLost(tick uint64) {
+	for seq, p := range w.props {
+		if p.index == 0 && p.tick < tick {
 			delete(w.props, seq)
 			p.finish(proposalResult{err: ErrOutcomeUnknown})
 		}

@@ -270,3 +270,20 @@ func (t *Tree) rollback() {
 	}
 	t.undo = t.undo[:0]
 }
+
+// SetConfigNode sets /zookeeper/config as an ensemble member does at start:
+// the ensemble's configuration text, data version -1 and mtime the given
+// time (ms), zxids 0. It is local state, not a txn: every member writes the
+// same text from its own zoo.cfg.
+func (t *Tree) SetConfigNode(data []byte, mtime int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := t.get("/zookeeper/config")
+	if n == nil {
+		return
+	}
+	c := n.withData(data)
+	c.version = -1
+	c.mtime = mtime
+	t.replace(n, c)
+}

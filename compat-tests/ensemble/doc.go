@@ -1,0 +1,11 @@
+// Package ensemble tests zkafka's ZooKeeper ensemble with real processes on
+// 127.0.0.1 (bin/zkafka, or $ZKAFKA_BIN, started through compat-tests/zkserver)
+// driven by go-zookeeper: the start-up order of a five-voter ensemble, kill -9
+// of the leader under writes, SIGSTOP of the leader past the session timeout,
+// network partitions made by a fault-injecting TCP proxy between the servers
+// (checked for linearizability with porcupine), observers and read-only mode.
+//
+// FaultProxy sits between two servers' peer ports: zkafka's peer transport
+// uses one TCP connection per direction (server i dials server j to send to
+// it), so a proxy per ordered pair cuts exactly one direction.
+package ensemble
