@@ -85,13 +85,20 @@ func (b *Broker) registerBroker(addr net.Addr) error {
 		if !errors.Is(err, zk.ErrNodeExists) {
 			break
 		}
+		ok, st, ch, existsErr := b.zk.conn.ExistsW(b.zk.path(brokerPath(b.cfg.BrokerID)))
+		if existsErr == nil && ok && st.EphemeralOwner == b.zk.conn.SessionID() {
+			// Created by an earlier attempt of this session whose reply
+			// was lost: ours (Kafka's checkedEphemeralCreate does the same).
+			err = nil
+			break
+		}
 		// Left by our previous process (kill -9): it goes when that
 		// session expires. Another live broker with our id never goes.
 		if time.Now().After(deadline) {
 			return fmt.Errorf("broker.id %d is already registered in ZooKeeper (%s)", b.cfg.BrokerID, brokerPath(b.cfg.BrokerID))
 		}
 		b.log.Warn("broker id still registered by an older session; waiting for it to expire", "path", brokerPath(b.cfg.BrokerID))
-		if ok, _, ch, err := b.zk.conn.ExistsW(b.zk.path(brokerPath(b.cfg.BrokerID))); err == nil && ok {
+		if existsErr == nil && ok {
 			select {
 			case <-ch:
 			case <-time.After(time.Until(deadline)):
@@ -151,12 +158,32 @@ func (b *Broker) sessionLoop(addr net.Addr) {
 			case zk.StateHasSession:
 				if expired {
 					expired = false
-					if err := b.registerBroker(addr); err != nil {
-						b.log.Error("re-registering after session expiry", "err", err)
+					if !b.reregister(addr) {
+						return
 					}
 					b.tryElect()
 				}
 			}
+		}
+	}
+}
+
+// reregister registers the broker again on a new session, retrying until
+// it succeeds: a connection lost during the create (ZooKeeper flapping
+// right after the expiry) must not leave the broker unregistered. It
+// reports false if the broker shut down first.
+func (b *Broker) reregister(addr net.Addr) bool {
+	for {
+		err := b.registerBroker(addr)
+		if err == nil {
+			return true
+		}
+		if errors.Is(err, ErrServerClosed) {
+			return false
+		}
+		b.log.Warn("re-registering after session expiry failed; retrying", "err", err)
+		if !b.sleep(500 * time.Millisecond) {
+			return false
 		}
 	}
 }

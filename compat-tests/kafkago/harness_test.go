@@ -48,6 +48,7 @@ type env struct {
 	b      *broker.Broker
 	addr   string
 	served chan error
+	logs   logCapture // the broker's warnings and errors
 }
 
 func randName(prefix string) string {
@@ -74,7 +75,7 @@ func startBroker(t testing.TB, mod ...func(*broker.Config)) *env {
 
 func (e *env) start() {
 	e.t.Helper()
-	b, err := broker.New(e.cfg, testLogger())
+	b, err := broker.New(e.cfg, slog.New(e.logs.wrap(testLogger().Handler())))
 	if err != nil {
 		e.t.Fatalf("broker.New: %v", err)
 	}
