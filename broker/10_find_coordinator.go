@@ -7,10 +7,9 @@ import (
 
 // FindCoordinator (key 10), v0-4, via kmsg.
 //
-// Group keys (type 0) are answered with this broker: every broker may
-// coordinate any group, since group state (committed offsets) is kept in
-// ZooKeeper. The group coordinator itself is a later issue: until then
-// the group APIs answer with errors (groups.go). Transaction keys (type 1)
+// Group keys (type 0) are answered with the live broker the group id
+// hashes to (coordinatorFor, group_coordinator.go); group state is in
+// ZooKeeper, so any broker can take a group over. Transaction keys (type 1)
 // get COORDINATOR_NOT_AVAILABLE: there is no transaction coordinator.
 // v4 batches keys (coordinator_keys); v0-3 use the single key.
 
@@ -19,10 +18,13 @@ func init() { regKey(kproto.KeyFindCoordinator, 0, 4, kmsgHandler(handleFindCoor
 func handleFindCoordinator(c *conn, req *kmsg.FindCoordinatorRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
 	host, port := c.b.selfEndpoint()
-	answer := func(keyType int8) (code int16, id int32, h string, p int32, msg *string) {
+	answer := func(keyType int8, key string) (code int16, id int32, h string, p int32, msg *string) {
 		if keyType != 0 {
 			m := "transactions are not supported"
 			return int16(kproto.CodeCoordinatorNotAvailable), -1, "", -1, &m
+		}
+		if br, _, ok := c.b.coordinatorFor(key); ok {
+			return 0, br.id, br.host, br.port, nil
 		}
 		return 0, c.b.cfg.BrokerID, host, port, nil
 	}
@@ -30,12 +32,12 @@ func handleFindCoordinator(c *conn, req *kmsg.FindCoordinatorRequest) (kmsg.Resp
 		for _, key := range req.CoordinatorKeys {
 			rc := kmsg.NewFindCoordinatorResponseCoordinator()
 			rc.Key = key
-			rc.ErrorCode, rc.NodeID, rc.Host, rc.Port, rc.ErrorMessage = answer(req.CoordinatorType)
+			rc.ErrorCode, rc.NodeID, rc.Host, rc.Port, rc.ErrorMessage = answer(req.CoordinatorType, key)
 			resp.Coordinators = append(resp.Coordinators, rc)
 		}
 		return resp, nil
 	}
-	resp.ErrorCode, resp.NodeID, resp.Host, resp.Port, resp.ErrorMessage = answer(req.CoordinatorType)
+	resp.ErrorCode, resp.NodeID, resp.Host, resp.Port, resp.ErrorMessage = answer(req.CoordinatorType, req.CoordinatorKey)
 	return resp, nil
 }
 

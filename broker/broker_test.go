@@ -151,7 +151,9 @@ func TestRegistryPanicsOnDuplicateKey(t *testing.T) {
 
 func TestAdvertisedVersions(t *testing.T) {
 	want := map[int16][2]int16{0: {0, 9}, 1: {0, 13}, 2: {0, 7}, 3: {0, 12}, 10: {0, 4}, 18: {0, 3},
-		19: {0, 7}, 20: {0, 6}, 22: {0, 4}, 23: {0, 4}, 32: {0, 4}, 37: {0, 3}, 60: {0, 1}}
+		19: {0, 7}, 20: {0, 6}, 22: {0, 4}, 23: {0, 4}, 32: {0, 4}, 37: {0, 3}, 60: {0, 1},
+		8: {0, 8}, 9: {0, 8}, 11: {0, 9}, 12: {0, 4}, 13: {0, 5}, 14: {0, 5}, 15: {0, 5}, 16: {0, 5},
+		42: {0, 2}, 47: {0, 0}}
 	got := advertisedVersions()
 	if len(got) != len(want) {
 		t.Fatalf("advertised %v", got)

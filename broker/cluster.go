@@ -362,6 +362,9 @@ func (b *Broker) dropTopicLocked(name string) {
 		}
 	}
 	b.log.Info("topic deleted", "topic", name)
+	if b.groups != nil {
+		b.groups.topicDeleted(name)
+	}
 }
 
 // closePartitions closes every open partition (Shutdown).

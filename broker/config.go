@@ -50,6 +50,8 @@ type Config struct {
 
 	MessageMaxBytes       int32 // message.max.bytes (1048588)
 	SocketRequestMaxBytes int32 // socket.request.max.bytes (100 MiB)
+
+	Groups GroupConfig // group.* and offsets.* (group_config.go)
 }
 
 // DefaultConfig is the configuration of `zkafka run`: broker 0 on
@@ -74,6 +76,7 @@ func DefaultConfig(dataDir string) Config {
 		LogMessageTimestampType:  "CreateTime",
 		MessageMaxBytes:          1048588,
 		SocketRequestMaxBytes:    100 << 20,
+		Groups:                   DefaultGroupConfig(),
 	}
 }
 
@@ -162,7 +165,9 @@ func ParseProperties(r io.Reader, log *slog.Logger) (Config, error) {
 		case "socket.request.max.bytes":
 			err = parseInt32(v, &cfg.SocketRequestMaxBytes)
 		default:
-			if ignoredProperties[k] {
+			if ok, gerr := cfg.Groups.parseProperty(k, v); ok {
+				err = gerr
+			} else if ignoredProperties[k] {
 				log.Debug("server.properties: key has no effect in zkafka", "key", k)
 			} else {
 				log.Warn("server.properties: unknown or unsupported key ignored", "key", k)
@@ -187,8 +192,7 @@ var ignoredProperties = map[string]bool{
 	"num.network.threads": true, "num.io.threads": true, "socket.send.buffer.bytes": true,
 	"socket.receive.buffer.bytes": true, "num.recovery.threads.per.data.dir": true,
 	"offsets.topic.replication.factor": true, "transaction.state.log.replication.factor": true,
-	"transaction.state.log.min.isr": true, "group.initial.rebalance.delay.ms": true,
-	"listener.security.protocol.map": true, "inter.broker.listener.name": true,
+	"transaction.state.log.min.isr": true, "listener.security.protocol.map": true, "inter.broker.listener.name": true,
 	"zookeeper.connection.timeout.ms": true,
 }
 

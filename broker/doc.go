@@ -2,9 +2,8 @@
 // partitions on store/segment, the fetch long-poll and the controller. It
 // keeps cluster metadata in ZooKeeper, in Apache Kafka's ZooKeeper-mode
 // layout, through a real client (github.com/go-zookeeper/zk) and never
-// imports quorum. The group coordinator is a later issue: until then the
-// group APIs are not advertised and answer UNSUPPORTED_VERSION
-// (groups.go); FindCoordinator already answers this broker.
+// imports quorum. The group coordinator (group_*.go) keeps committed
+// offsets and group membership in ZooKeeper under /consumers.
 //
 // # Usage
 //
@@ -28,6 +27,7 @@
 //	admin.go        topic creation, deletion, partition growth
 //	zk.go           ZooKeeper client with chroot, znode JSON shapes
 //	config.go       Config and server.properties; topicconfig.go per-topic configs
+//	group_*.go      the group coordinator: state machine, ZooKeeper store, expiry
 //
 // # Connection model
 //

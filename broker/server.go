@@ -35,6 +35,9 @@ type Broker struct {
 	// pids hands out producer ids from blocks reserved in ZooKeeper.
 	pids producerIDs
 
+	// groups is the group coordinator (group_coordinator.go).
+	groups *coordinator
+
 	registerOnce sync.Once
 	registered   chan struct{} // closed once /brokers/ids/{id} exists
 
@@ -88,6 +91,8 @@ func New(cfg Config, log *slog.Logger) (*Broker, error) {
 		return nil, err
 	}
 	b.goTracked("retention", b.retentionLoop)
+	b.groups = newCoordinator(b)
+	b.groups.start()
 	return b, nil
 }
 
@@ -205,6 +210,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		b.mu.Unlock()
 		<-waited
 	}
+	b.groups.stop()
 	b.closePartitions()
 	b.zk.close()
 	return err

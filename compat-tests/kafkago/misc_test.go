@@ -46,10 +46,11 @@ func TestClusterCoordinatorAndEpochAPIs(t *testing.T) {
 		t.Fatalf("OffsetForLeaderEpoch: %+v", p)
 	}
 
-	// A group API is answered (not advertised) with UNSUPPORTED_VERSION.
+	// The group coordinator checks the session timeout first
+	// (compat-tests/kafkagroups covers the rest).
 	jg := kmsg.NewPtrJoinGroupRequest()
 	jg.Version, jg.Group, jg.ProtocolType = 5, "g", "consumer"
-	if r := c.roundTrip(jg).(*kmsg.JoinGroupResponse); r.ErrorCode != kerr.UnsupportedVersion.Code {
+	if r := c.roundTrip(jg).(*kmsg.JoinGroupResponse); r.ErrorCode != kerr.InvalidSessionTimeout.Code {
 		t.Fatalf("JoinGroup: %d", r.ErrorCode)
 	}
 }

@@ -1,0 +1,51 @@
+package broker
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/kproto"
+)
+
+// Heartbeat (key 12), v0-4, via kmsg.
+//
+// Resets the member's session timer. Errors in Kafka's order: unknown
+// group or member UNKNOWN_MEMBER_ID, another member holding the instance
+// id FENCED_INSTANCE_ID (v3+), wrong generation ILLEGAL_GENERATION; then
+// by state: Empty UNKNOWN_MEMBER_ID, PreparingRebalance
+// REBALANCE_IN_PROGRESS (the member must rejoin), CompletingRebalance
+// and Stable none.
+
+func init() { regKey(kproto.KeyHeartbeat, 0, 4, groupHandler(handleHeartbeat)) }
+
+func handleHeartbeat(r groupRequest, req *kmsg.HeartbeatRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
+	if req.Group == "" {
+		resp.ErrorCode = ec(kproto.CodeInvalidGroupID)
+		return resp
+	}
+	g, code := r.c.b.groups.lookup(req.Group, false)
+	if code != 0 {
+		resp.ErrorCode = code
+		return resp
+	}
+	if g == nil {
+		resp.ErrorCode = ec(kproto.CodeUnknownMemberID)
+		return resp
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	m, code := g.checkMemberLocked(req.MemberID, req.InstanceID, req.Generation)
+	if code != 0 {
+		resp.ErrorCode = code
+		return resp
+	}
+	switch g.state {
+	case groupEmpty:
+		resp.ErrorCode = ec(kproto.CodeUnknownMemberID)
+	case groupPreparingRebalance:
+		g.scheduleHeartbeatLocked(m)
+		resp.ErrorCode = ec(kproto.CodeRebalanceInProgress)
+	default:
+		g.scheduleHeartbeatLocked(m)
+	}
+	return resp
+}

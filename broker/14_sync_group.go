@@ -1,0 +1,57 @@
+package broker
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/kproto"
+)
+
+// SyncGroup (key 14), v0-5, via kmsg.
+//
+// The leader's request carries every member's assignment; the others
+// park until it arrives (or a rebalance starts: REBALANCE_IN_PROGRESS).
+// v3 adds group.instance.id, v5 the protocol type and name, which must
+// match the group's (INCONSISTENT_GROUP_PROTOCOL). After the leader's
+// sync the consumer-protocol assignment is mirrored to
+// /consumers/{group}/owners.
+
+func init() { regKey(kproto.KeySyncGroup, 0, 5, groupHandler(handleSyncGroup)) }
+
+func handleSyncGroup(r groupRequest, req *kmsg.SyncGroupRequest) kmsg.Response {
+	b := r.c.b
+	resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
+	if req.Group == "" {
+		resp.ErrorCode = ec(kproto.CodeInvalidGroupID)
+		return resp
+	}
+	g, code := b.groups.lookup(req.Group, false)
+	if code != 0 {
+		resp.ErrorCode = code
+		return resp
+	}
+	if g == nil {
+		resp.ErrorCode = ec(kproto.CodeUnknownMemberID)
+		return resp
+	}
+	g.mu.Lock()
+	m, code := g.checkMemberLocked(req.MemberID, req.InstanceID, req.Generation)
+	if code == 0 && (req.ProtocolType != nil && *req.ProtocolType != g.protocolType ||
+		req.Protocol != nil && *req.Protocol != g.protocol) {
+		code = ec(kproto.CodeInconsistentGroupProtocol)
+	}
+	if code != 0 {
+		g.mu.Unlock()
+		resp.ErrorCode = code
+		return resp
+	}
+	out, wait := g.syncLocked(m, req)
+	g.mu.Unlock()
+	if wait != nil {
+		select {
+		case out = <-wait:
+		case <-b.done:
+			resp.ErrorCode = ec(kproto.CodeNotCoordinator)
+			return resp
+		}
+	}
+	return out
+}

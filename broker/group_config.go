@@ -1,0 +1,77 @@
+package broker
+
+import (
+	"strconv"
+	"time"
+)
+
+// GroupConfig is the group coordinator's part of Config, named after
+// Kafka's server.properties keys.
+type GroupConfig struct {
+	MinSessionTimeout      time.Duration // group.min.session.timeout.ms (6 s)
+	MaxSessionTimeout      time.Duration // group.max.session.timeout.ms (30 min)
+	InitialRebalanceDelay  time.Duration // group.initial.rebalance.delay.ms (3 s; 0 = none)
+	MaxSize                int32         // group.max.size (0 = unlimited, Kafka's Int.MaxValue)
+	OffsetMetadataMaxBytes int32         // offset.metadata.max.bytes (4096)
+	OffsetsRetention       time.Duration // offsets.retention.minutes (7 days)
+	OffsetsRetentionCheck  time.Duration // offsets.retention.check.interval.ms (10 min)
+}
+
+// DefaultGroupConfig is Kafka's defaults.
+func DefaultGroupConfig() GroupConfig {
+	return GroupConfig{
+		MinSessionTimeout:      6 * time.Second,
+		MaxSessionTimeout:      30 * time.Minute,
+		InitialRebalanceDelay:  3 * time.Second,
+		OffsetMetadataMaxBytes: 4096,
+		OffsetsRetention:       7 * 24 * time.Hour,
+		OffsetsRetentionCheck:  10 * time.Minute,
+	}
+}
+
+// fillDefaults replaces unset (zero) durations and sizes by Kafka's
+// defaults; InitialRebalanceDelay and MaxSize keep 0.
+func (g *GroupConfig) fillDefaults() {
+	d := DefaultGroupConfig()
+	if g.MinSessionTimeout <= 0 {
+		g.MinSessionTimeout = d.MinSessionTimeout
+	}
+	if g.MaxSessionTimeout <= 0 {
+		g.MaxSessionTimeout = d.MaxSessionTimeout
+	}
+	if g.OffsetMetadataMaxBytes <= 0 {
+		g.OffsetMetadataMaxBytes = d.OffsetMetadataMaxBytes
+	}
+	if g.OffsetsRetention <= 0 {
+		g.OffsetsRetention = d.OffsetsRetention
+	}
+	if g.OffsetsRetentionCheck <= 0 {
+		g.OffsetsRetentionCheck = d.OffsetsRetentionCheck
+	}
+}
+
+// parseProperty applies one server.properties key; ok reports whether
+// the key belongs to the group coordinator.
+func (g *GroupConfig) parseProperty(k, v string) (ok bool, err error) {
+	switch k {
+	case "group.min.session.timeout.ms":
+		err = parseMillis(v, &g.MinSessionTimeout)
+	case "group.max.session.timeout.ms":
+		err = parseMillis(v, &g.MaxSessionTimeout)
+	case "group.initial.rebalance.delay.ms":
+		err = parseMillis(v, &g.InitialRebalanceDelay)
+	case "group.max.size":
+		err = parseInt32(v, &g.MaxSize)
+	case "offset.metadata.max.bytes":
+		err = parseInt32(v, &g.OffsetMetadataMaxBytes)
+	case "offsets.retention.minutes":
+		var n int64
+		n, err = strconv.ParseInt(v, 10, 64)
+		g.OffsetsRetention = time.Duration(n) * time.Minute
+	case "offsets.retention.check.interval.ms":
+		err = parseMillis(v, &g.OffsetsRetentionCheck)
+	default:
+		return false, nil
+	}
+	return true, err
+}

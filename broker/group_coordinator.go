@@ -1,0 +1,382 @@
+package broker
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/kproto"
+)
+
+// The group coordinator: classic consumer groups (Kafka's
+// GroupCoordinator), with committed offsets and group membership kept in
+// ZooKeeper (group_store.go) instead of __consumer_offsets.
+//
+// Which broker coordinates a group: Java's String.hashCode of the group
+// id, modulo the number of live brokers, indexes the live brokers sorted
+// by id (FindCoordinator answers it; every other broker answers
+// NOT_COORDINATOR). A group's in-memory state is loaded from ZooKeeper
+// when first touched; a group without members is reloaded when the set of
+// live brokers changed since it was loaded, so a coordinator that moved
+// away and back does not serve stale offsets.
+//
+// Locks: coordinator.mu guards the map only; group.mu guards one group's
+// state. Neither is held across ZooKeeper IO: commits build their multi
+// under group.mu, run it unlocked and apply the result under group.mu
+// again (by znode mzxid, so memory ends where ZooKeeper ends); the
+// membership mirror (/ids, /owners) is written by one ordered worker
+// (mirror) from snapshots. Timers (session, rebalance, initial delay)
+// are time.AfterFunc callbacks that take group.mu and check a sequence
+// number, so a stale timer does nothing.
+
+// Error codes kproto does not name.
+const (
+	codeOffsetMetadataTooLarge = 12
+	codeGroupSubscribedToTopic = 86
+	codeGroupMaxSizeReached    = int16(kproto.CodeGroupMaxSizeReached)
+)
+
+func ec(c kproto.ErrorCode) int16 { return int16(c) }
+
+type groupState int8
+
+const (
+	groupEmpty groupState = iota
+	groupPreparingRebalance
+	groupCompletingRebalance
+	groupStable
+	groupDead
+)
+
+func (s groupState) String() string {
+	return [...]string{"Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"}[s]
+}
+
+type coordinator struct {
+	b      *Broker
+	cfg    GroupConfig
+	mirror *mirror
+
+	mu struct {
+		sync.Mutex
+		groups map[string]*group
+	}
+}
+
+func newCoordinator(b *Broker) *coordinator {
+	c := &coordinator{b: b, cfg: b.cfg.Groups}
+	c.cfg.fillDefaults()
+	c.mu.groups = map[string]*group{}
+	c.mirror = newMirror(b)
+	return c
+}
+
+// start launches the mirror worker and the expiry loop.
+func (c *coordinator) start() {
+	c.b.goTracked("group-mirror", c.mirror.run)
+	c.b.goTracked("group-expiry", c.expiryLoop)
+}
+
+// stop fails every waiting join and sync (Shutdown) and stops timers.
+func (c *coordinator) stop() {
+	c.mu.Lock()
+	groups := make([]*group, 0, len(c.mu.groups))
+	for _, g := range c.mu.groups {
+		groups = append(groups, g)
+	}
+	c.mu.Unlock()
+	for _, g := range groups {
+		g.mu.Lock()
+		g.failWaitersLocked(ec(kproto.CodeNotCoordinator))
+		g.stopTimersLocked()
+		g.mu.Unlock()
+	}
+}
+
+// javaHash is Java's String.hashCode (over UTF-16 code units).
+func javaHash(s string) int32 {
+	var h int32
+	for _, r := range s {
+		if r >= 0x10000 {
+			r -= 0x10000
+			h = 31*h + int32(0xD800+(r>>10))
+			h = 31*h + int32(0xDC00+(r&0x3FF))
+			continue
+		}
+		h = 31*h + int32(r)
+	}
+	return h
+}
+
+// coordinatorFor is the broker that coordinates group, and the
+// fingerprint of the live broker set it was chosen from.
+func (b *Broker) coordinatorFor(group string) (brokerInfo, string, bool) {
+	live := b.cluster.liveBrokers()
+	if len(live) == 0 {
+		return brokerInfo{}, "", false
+	}
+	h := int64(javaHash(group))
+	if h < 0 {
+		h = -h
+	}
+	var fp strings.Builder
+	for _, br := range live {
+		fp.WriteString(strconv.Itoa(int(br.id)))
+		fp.WriteByte(',')
+	}
+	return live[h%int64(len(live))], fp.String(), true
+}
+
+// lookup returns the group if this broker coordinates it, loading it from
+// ZooKeeper when it is not in memory. With create, a missing group is
+// created Empty. The code is NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE
+// (ZooKeeper failed) or 0; g is nil when the group does not exist.
+func (c *coordinator) lookup(name string, create bool) (*group, int16) {
+	br, fp, ok := c.b.coordinatorFor(name)
+	if ok && br.id != c.b.cfg.BrokerID {
+		c.unload(name)
+		return nil, ec(kproto.CodeNotCoordinator)
+	}
+	c.mu.Lock()
+	g := c.mu.groups[name]
+	c.mu.Unlock()
+	if g != nil {
+		g.mu.Lock()
+		stale := g.fingerprint != fp && len(g.members) == 0 && g.state != groupDead
+		if stale {
+			g.state = groupDead
+		}
+		g.mu.Unlock()
+		if !stale {
+			return g, 0
+		}
+		c.mu.Lock()
+		if c.mu.groups[name] == g {
+			delete(c.mu.groups, name)
+		}
+		c.mu.Unlock()
+	}
+	loaded, err := c.loadGroup(name)
+	if err != nil {
+		c.b.log.Warn("loading group from ZooKeeper", "group", name, "err", err)
+		return nil, ec(kproto.CodeCoordinatorNotAvailable)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if g := c.mu.groups[name]; g != nil {
+		return g, 0
+	}
+	if loaded == nil {
+		if !create {
+			return nil, 0
+		}
+		loaded = c.newGroup(name)
+	}
+	loaded.fingerprint = fp
+	c.mu.groups[name] = loaded
+	return loaded, 0
+}
+
+func (c *coordinator) newGroup(name string) *group {
+	return &group{co: c, name: name, members: map[string]*groupMember{},
+		pending: map[string]*time.Timer{}, static: map[string]string{},
+		offsets: map[topicPartition]*committedOffset{}, znodes: map[string]bool{},
+		emptySince: time.Now()}
+}
+
+// unload forgets a group this broker no longer coordinates: waiters get
+// NOT_COORDINATOR and the mirror removes the ephemerals it wrote.
+func (c *coordinator) unload(name string) {
+	c.mu.Lock()
+	g := c.mu.groups[name]
+	delete(c.mu.groups, name)
+	c.mu.Unlock()
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	g.failWaitersLocked(ec(kproto.CodeNotCoordinator))
+	g.stopTimersLocked()
+	g.state = groupDead
+	g.mu.Unlock()
+	c.mirror.forget(name)
+}
+
+// remove drops a dead group from the map.
+func (c *coordinator) remove(g *group) {
+	c.mu.Lock()
+	if c.mu.groups[g.name] == g {
+		delete(c.mu.groups, g.name)
+	}
+	c.mu.Unlock()
+}
+
+// loadedGroups returns the groups in memory.
+func (c *coordinator) loadedGroups() []*group {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*group, 0, len(c.mu.groups))
+	for _, g := range c.mu.groups {
+		out = append(out, g)
+	}
+	return out
+}
+
+type topicPartition struct {
+	topic     string
+	partition int32
+}
+
+type committedOffset struct {
+	offset      int64
+	leaderEpoch int32 // -1 when none
+	metadata    string
+	commitTime  time.Time
+	hasMeta     bool  // /offset-metadata/{t}/{p} exists
+	mzxid       int64 // of the offsets znode at our last write (0: created)
+}
+
+// group is one consumer group. Every field below co and name is guarded
+// by mu.
+type group struct {
+	co   *coordinator
+	name string
+
+	mu           sync.Mutex
+	state        groupState
+	protocolType string
+	protocol     string
+	generation   int32
+	leader       string // member id; "" when none
+	// Invariant: members holds every member of the current generation and
+	// those that joined during a rebalance; static maps instance ids to
+	// member ids of members.
+	members map[string]*groupMember
+	// pending are member ids handed out with MEMBER_ID_REQUIRED that have
+	// not joined yet; each expires after its session timeout.
+	pending map[string]*time.Timer
+	static  map[string]string
+
+	offsets    map[topicPartition]*committedOffset
+	znodes     map[string]bool // offset parents known to exist
+	emptySince time.Time
+
+	// rebalanceTimer completes the join phase; initialDelay is set while
+	// the first rebalance of an empty group waits for more members.
+	rebalanceTimer *time.Timer
+	rebalanceSeq   uint64
+	initialDelay   bool
+	delayStart     time.Time
+	delayJoined    bool // a member joined during the current delay
+
+	fingerprint string // live brokers when loaded
+	nextOrder   uint64
+
+	// commitQueue holds OffsetCommits waiting for the multi in flight;
+	// committing is set while commitLoop runs (group_store.go).
+	commitQueue []*commitBatch
+	committing  bool
+}
+
+type groupMember struct {
+	id, instanceID    string
+	clientID, host    string
+	sessionTimeout    time.Duration
+	rebalanceTimeout  time.Duration
+	protocolType      string
+	protocols         []kmsg.JoinGroupRequestProtocol
+	assignment        []byte
+	join              chan *kmsg.JoinGroupResponse // awaiting a JoinGroup response
+	sync              chan *kmsg.SyncGroupResponse // awaiting a SyncGroup response
+	heartbeat         *time.Timer
+	heartbeatSeq      uint64
+	joinedInRebalance bool
+	joinVersion       int16
+	order             uint64 // join order; the first joined leads
+}
+
+func (m *groupMember) metadataFor(protocol string) []byte {
+	for _, p := range m.protocols {
+		if p.Name == protocol {
+			return p.Metadata
+		}
+	}
+	return nil
+}
+
+func sameProtocols(a, b []kmsg.JoinGroupRequestProtocol) bool {
+	return slices.EqualFunc(a, b, func(x, y kmsg.JoinGroupRequestProtocol) bool {
+		return x.Name == y.Name && string(x.Metadata) == string(y.Metadata)
+	})
+}
+
+// newMemberID is Kafka's clientId-UUID (instanceId-UUID for static).
+func newMemberID(prefix string) string {
+	u := newUUID()
+	return fmt.Sprintf("%s-%08x-%04x-%04x-%04x-%012x", prefix, binary.BigEndian.Uint32(u[0:4]),
+		binary.BigEndian.Uint16(u[4:6]), binary.BigEndian.Uint16(u[6:8]), binary.BigEndian.Uint16(u[8:10]), u[10:16])
+}
+
+// failWaitersLocked answers every parked join and sync with code.
+func (g *group) failWaitersLocked(code int16) {
+	for _, m := range g.members {
+		if m.join != nil {
+			r := kmsg.NewPtrJoinGroupResponse()
+			r.ErrorCode, r.MemberID, r.Generation = code, m.id, -1
+			m.join <- r
+			m.join = nil
+		}
+		if m.sync != nil {
+			r := kmsg.NewPtrSyncGroupResponse()
+			r.ErrorCode = code
+			m.sync <- r
+			m.sync = nil
+		}
+	}
+}
+
+func (g *group) stopTimersLocked() {
+	g.rebalanceSeq++
+	if g.rebalanceTimer != nil {
+		g.rebalanceTimer.Stop()
+		g.rebalanceTimer = nil
+	}
+	for _, m := range g.members {
+		m.heartbeatSeq++
+		if m.heartbeat != nil {
+			m.heartbeat.Stop()
+		}
+	}
+	for id, t := range g.pending {
+		t.Stop()
+		delete(g.pending, id)
+	}
+}
+
+// hasCommits reports whether the group has committed offsets.
+func (g *group) hasCommitsLocked() bool { return len(g.offsets) > 0 }
+
+// subscribedTopicsLocked is the union of the members' subscriptions, when
+// the protocol type is "consumer" and the metadata decodes; ok is false
+// when it cannot be known.
+func (g *group) subscribedTopicsLocked() (map[string]bool, bool) {
+	if g.protocolType != "consumer" || g.protocol == "" {
+		return nil, false
+	}
+	out := map[string]bool{}
+	for _, m := range g.members {
+		var md kmsg.ConsumerMemberMetadata
+		if err := md.ReadFrom(m.metadataFor(g.protocol)); err != nil {
+			return nil, false
+		}
+		for _, t := range md.Topics {
+			out[t] = true
+		}
+	}
+	return out, true
+}

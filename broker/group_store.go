@@ -1,0 +1,614 @@
+package broker
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Group state in ZooKeeper, in the layout of DESIGN.md:
+//
+//	/consumers/{group}                                        persistent, empty
+//	/consumers/{group}/offsets/{topic}/{partition}            persistent: the offset, plain decimal text
+//	/consumers/{group}/offset-metadata/{topic}/{partition}    persistent: {"leader_epoch":N,"metadata":"…","commit_timestamp":ms}
+//	/consumers/{group}/ids/{member id}                        ephemeral:  {"version":1,"subscription":{topic:1},"pattern":"static","timestamp":"ms"}
+//	/consumers/{group}/owners/{topic}/{partition}             ephemeral:  the owning member id
+//
+// Each OffsetCommit is written by one multi that creates missing parents,
+// creates or sets every offset node and creates, sets or deletes its
+// metadata node (present only when the commit carries a leader epoch or
+// metadata). A group has at most one commit multi in flight: commits that
+// arrive meanwhile queue, and the next multi carries all of them (a
+// partition committed twice is written once, with the later offset), so
+// every request is still all-or-nothing in exactly one multi, and
+// concurrent committers cost one ZooKeeper write per round trip instead
+// of one each. The in-memory offset takes a result only if its znode
+// mzxid is newer than the one applied.
+
+func groupPath(g string) string { return "/consumers/" + g }
+func offsetsTopicPath(g, t string) string {
+	return "/consumers/" + g + "/offsets/" + t
+}
+func offsetPath(g string, tp topicPartition) string {
+	return offsetsTopicPath(g, tp.topic) + "/" + strconv.Itoa(int(tp.partition))
+}
+func offsetMetaTopicPath(g, t string) string {
+	return "/consumers/" + g + "/offset-metadata/" + t
+}
+func offsetMetaPath(g string, tp topicPartition) string {
+	return offsetMetaTopicPath(g, tp.topic) + "/" + strconv.Itoa(int(tp.partition))
+}
+
+type offsetMetaZNode struct {
+	LeaderEpoch     int32  `json:"leader_epoch"`
+	Metadata        string `json:"metadata"`
+	CommitTimestamp int64  `json:"commit_timestamp"`
+}
+
+type memberIDZNode struct {
+	Version      int            `json:"version"`
+	Subscription map[string]int `json:"subscription"`
+	Pattern      string         `json:"pattern"`
+	Timestamp    string         `json:"timestamp"`
+}
+
+// loadGroup reads a group's offsets from ZooKeeper; nil when
+// /consumers/{name} does not exist.
+func (c *coordinator) loadGroup(name string) (*group, error) {
+	z := c.b.zk
+	if ok, err := z.exists(groupPath(name)); err != nil || !ok {
+		return nil, err
+	}
+	g := c.newGroup(name)
+	g.znodes[groupPath(name)] = true
+	var newest time.Time
+	topics, err := z.children(groupPath(name) + "/offsets")
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return nil, err
+	}
+	if err == nil {
+		g.znodes[groupPath(name)+"/offsets"] = true
+	}
+	for _, t := range topics {
+		parts, err := z.children(offsetsTopicPath(name, t))
+		if errors.Is(err, zk.ErrNoNode) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		g.znodes[offsetsTopicPath(name, t)] = true
+		for _, ps := range parts {
+			p, err := strconv.ParseInt(ps, 10, 32)
+			if err != nil {
+				continue
+			}
+			tp := topicPartition{t, int32(p)}
+			data, st, err := z.get(offsetPath(name, tp))
+			if errors.Is(err, zk.ErrNoNode) {
+				continue
+			} else if err != nil {
+				return nil, err
+			}
+			off, err := strconv.ParseInt(string(data), 10, 64)
+			if err != nil {
+				c.b.log.Warn("ignoring unparsable committed offset", "path", offsetPath(name, tp), "data", string(data))
+				continue
+			}
+			co := &committedOffset{offset: off, leaderEpoch: -1, commitTime: time.UnixMilli(st.Mtime), mzxid: st.Mzxid}
+			g.znodes[offsetPath(name, tp)] = true
+			if md, _, err := z.get(offsetMetaPath(name, tp)); err == nil {
+				var m offsetMetaZNode
+				if json.Unmarshal(md, &m) == nil {
+					co.leaderEpoch, co.metadata, co.hasMeta = m.LeaderEpoch, m.Metadata, true
+					if m.CommitTimestamp > 0 {
+						co.commitTime = time.UnixMilli(m.CommitTimestamp)
+					}
+					g.znodes[offsetMetaPath(name, tp)] = true
+					g.znodes[offsetMetaTopicPath(name, t)] = true
+					g.znodes[groupPath(name)+"/offset-metadata"] = true
+				}
+			}
+			if co.commitTime.After(newest) {
+				newest = co.commitTime
+			}
+			g.offsets[tp] = co
+		}
+	}
+	if !newest.IsZero() {
+		g.emptySince = newest
+	}
+	return g, nil
+}
+
+// offsetWrite is one partition of an OffsetCommit.
+type offsetWrite struct {
+	tp          topicPartition
+	offset      int64
+	leaderEpoch int32
+	metadata    string
+}
+
+func (w *offsetWrite) withMeta() bool { return w.leaderEpoch >= 0 || w.metadata != "" }
+
+// commitBatch is one queued OffsetCommit.
+type commitBatch struct {
+	ws   []offsetWrite
+	done chan error
+}
+
+// writeOffsets queues ws for the group's committer and waits for the
+// multi that carries it.
+func (g *group) writeOffsets(ws []offsetWrite) error {
+	b := g.co.b
+	cb := &commitBatch{ws: ws, done: make(chan error, 1)}
+	g.mu.Lock()
+	g.commitQueue = append(g.commitQueue, cb)
+	start := !g.committing
+	g.committing = true
+	g.mu.Unlock()
+	if start && !b.goTracked("group-commit", g.commitLoop) {
+		return ErrServerClosed
+	}
+	select {
+	case err := <-cb.done:
+		return err
+	case <-b.done:
+		return ErrServerClosed
+	}
+}
+
+// commitLoop writes queued commits, all that are waiting in one multi,
+// until the queue is empty.
+func (g *group) commitLoop() {
+	for {
+		g.mu.Lock()
+		q := g.commitQueue
+		g.commitQueue = nil
+		if len(q) == 0 {
+			g.committing = false
+			g.mu.Unlock()
+			return
+		}
+		g.mu.Unlock()
+		var ws []offsetWrite
+		if len(q) == 1 {
+			ws = q[0].ws
+		} else {
+			at := map[topicPartition]int{}
+			for _, cb := range q {
+				for _, w := range cb.ws {
+					if i, ok := at[w.tp]; ok {
+						ws[i] = w
+						continue
+					}
+					at[w.tp] = len(ws)
+					ws = append(ws, w)
+				}
+			}
+		}
+		err := g.writeOffsetsNow(ws)
+		for _, cb := range q {
+			cb.done <- err
+		}
+	}
+}
+
+// writeOffsetsNow stores ws in one multi and then in memory. A multi that
+// fails because the group's znodes changed under us (another tool, a
+// concurrent commit creating the same parent) is retried after re-reading
+// which znodes exist.
+func (g *group) writeOffsetsNow(ws []offsetWrite) error {
+	now := time.Now()
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		g.mu.Lock()
+		if g.state == groupDead {
+			g.mu.Unlock()
+			return errGroupDead
+		}
+		ops, offIdx, optimistic := g.offsetOpsLocked(ws, now)
+		g.mu.Unlock()
+		var res []zk.MultiResponse
+		res, err = g.co.b.zk.conn.Multi(ops...)
+		if err == nil {
+			for _, r := range res {
+				if r.Error != nil {
+					err = r.Error
+					break
+				}
+			}
+		}
+		if err == nil {
+			g.mu.Lock()
+			g.applyOffsetsLocked(ws, res, offIdx, now)
+			g.mu.Unlock()
+			return nil
+		}
+		if !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrNodeExists) {
+			return err
+		}
+		g.mu.Lock()
+		for _, p := range optimistic {
+			delete(g.znodes, p)
+		}
+		g.mu.Unlock()
+		g.refreshZNodes(ws)
+	}
+	return err
+}
+
+var errGroupDead = errors.New("group is dead")
+
+// offsetOpsLocked builds the commit multi. Paths it will create are
+// marked existing at once (so a concurrent commit does not create them
+// too) and returned, to be unmarked if the multi fails.
+func (g *group) offsetOpsLocked(ws []offsetWrite, now time.Time) (ops []any, offIdx []int, optimistic []string) {
+	z := g.co.b.zk
+	ensure := func(p string) {
+		if !g.znodes[p] {
+			g.znodes[p] = true
+			optimistic = append(optimistic, p)
+			ops = append(ops, &zk.CreateRequest{Path: z.path(p), Acl: openACL})
+		}
+	}
+	put := func(p string, data []byte) {
+		if g.znodes[p] {
+			ops = append(ops, &zk.SetDataRequest{Path: z.path(p), Data: data, Version: -1})
+			return
+		}
+		g.znodes[p] = true
+		optimistic = append(optimistic, p)
+		ops = append(ops, &zk.CreateRequest{Path: z.path(p), Data: data, Acl: openACL})
+	}
+	ensure(groupPath(g.name))
+	ensure(groupPath(g.name) + "/offsets")
+	for i := range ws {
+		w := &ws[i]
+		ensure(offsetsTopicPath(g.name, w.tp.topic))
+		offIdx = append(offIdx, len(ops))
+		put(offsetPath(g.name, w.tp), strconv.AppendInt(nil, w.offset, 10))
+	}
+	for i := range ws {
+		w := &ws[i]
+		mp := offsetMetaPath(g.name, w.tp)
+		if w.withMeta() {
+			ensure(groupPath(g.name) + "/offset-metadata")
+			ensure(offsetMetaTopicPath(g.name, w.tp.topic))
+			put(mp, mustJSON(offsetMetaZNode{LeaderEpoch: w.leaderEpoch, Metadata: w.metadata, CommitTimestamp: now.UnixMilli()}))
+		} else if g.znodes[mp] {
+			delete(g.znodes, mp)
+			ops = append(ops, &zk.DeleteRequest{Path: z.path(mp), Version: -1})
+		}
+	}
+	return ops, offIdx, optimistic
+}
+
+// applyOffsetsLocked records a successful commit in memory. offIdx[i]
+// is the index of ws[i]'s offset op: a set reports the znode's new mzxid,
+// a create (the first write, which no other write can precede) 0.
+func (g *group) applyOffsetsLocked(ws []offsetWrite, res []zk.MultiResponse, offIdx []int, now time.Time) {
+	for i := range ws {
+		w := &ws[i]
+		var mz int64
+		if j := offIdx[i]; j < len(res) && res[j].Stat != nil {
+			mz = res[j].Stat.Mzxid
+		}
+		if cur := g.offsets[w.tp]; cur != nil && cur.mzxid > mz {
+			continue // a concurrent, later commit already applied
+		}
+		g.offsets[w.tp] = &committedOffset{offset: w.offset, leaderEpoch: w.leaderEpoch, metadata: w.metadata,
+			commitTime: now, hasMeta: w.withMeta(), mzxid: mz}
+	}
+}
+
+// refreshZNodes re-reads which of the commit's znodes exist.
+func (g *group) refreshZNodes(ws []offsetWrite) {
+	z := g.co.b.zk
+	paths := []string{groupPath(g.name), groupPath(g.name) + "/offsets", groupPath(g.name) + "/offset-metadata"}
+	for _, w := range ws {
+		paths = append(paths, offsetsTopicPath(g.name, w.tp.topic), offsetPath(g.name, w.tp),
+			offsetMetaTopicPath(g.name, w.tp.topic), offsetMetaPath(g.name, w.tp))
+	}
+	exists := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		ok, err := z.exists(p)
+		if err != nil {
+			return
+		}
+		exists[p] = ok
+	}
+	g.mu.Lock()
+	for p, ok := range exists {
+		if ok {
+			g.znodes[p] = true
+		} else {
+			delete(g.znodes, p)
+		}
+	}
+	g.mu.Unlock()
+}
+
+// deleteOffsets removes partitions' offsets from ZooKeeper and memory.
+func (g *group) deleteOffsets(tps []topicPartition) error {
+	z := g.co.b.zk
+	g.mu.Lock()
+	var ops []any
+	for _, tp := range tps {
+		for _, p := range []string{offsetMetaPath(g.name, tp), offsetPath(g.name, tp)} {
+			if g.znodes[p] {
+				ops = append(ops, &zk.DeleteRequest{Path: z.path(p), Version: -1})
+			}
+		}
+	}
+	g.mu.Unlock()
+	if len(ops) > 0 {
+		res, err := z.conn.Multi(ops...)
+		if err == nil {
+			for _, r := range res {
+				if r.Error != nil && !errors.Is(r.Error, zk.ErrNoNode) {
+					err = r.Error
+				}
+			}
+		}
+		if err != nil {
+			// Fall back to one by one (a node deleted by someone else).
+			for _, op := range ops {
+				d := op.(*zk.DeleteRequest)
+				if err := z.conn.Delete(d.Path, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+					return err
+				}
+			}
+		}
+	}
+	g.mu.Lock()
+	for _, tp := range tps {
+		delete(g.offsets, tp)
+		delete(g.znodes, offsetPath(g.name, tp))
+		delete(g.znodes, offsetMetaPath(g.name, tp))
+	}
+	g.mu.Unlock()
+	return nil
+}
+
+// deleteGroupZNodes removes /consumers/{group} and everything under it.
+func (c *coordinator) deleteGroupZNodes(name string) error {
+	return c.b.zk.deleteRecursive(groupPath(name))
+}
+
+// mirror writes group membership (/ids) and partition ownership
+// (/owners) to ZooKeeper from one goroutine, in order. Callers publish
+// the desired state (a snapshot, under group.mu); the worker diffs it
+// with what it wrote and only the latest state of each group is written.
+type mirror struct {
+	b    *Broker
+	kick chan struct{}
+
+	mu struct {
+		sync.Mutex
+		ids    map[string]map[string][]byte         // group → member → znode data
+		owners map[string]map[topicPartition]string // group → partition → member
+		dirty  []string
+	}
+	// Worker only: what is in ZooKeeper now.
+	hasIDs    map[string]map[string]bool
+	hasOwners map[string]map[topicPartition]string
+}
+
+func newMirror(b *Broker) *mirror {
+	m := &mirror{b: b, kick: make(chan struct{}, 1),
+		hasIDs: map[string]map[string]bool{}, hasOwners: map[string]map[topicPartition]string{}}
+	m.mu.ids = map[string]map[string][]byte{}
+	m.mu.owners = map[string]map[topicPartition]string{}
+	return m
+}
+
+func (m *mirror) markLocked(group string) {
+	for _, d := range m.mu.dirty {
+		if d == group {
+			return
+		}
+	}
+	m.mu.dirty = append(m.mu.dirty, group)
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+}
+
+// members publishes g's member list; g.mu must be held.
+func (m *mirror) members(g *group) {
+	want := make(map[string][]byte, len(g.members))
+	for id, mem := range g.members {
+		z := memberIDZNode{Version: 1, Subscription: map[string]int{}, Pattern: "static", Timestamp: nowMillisString()}
+		if mem.protocolType == "consumer" && len(mem.protocols) > 0 {
+			var md kmsg.ConsumerMemberMetadata
+			if md.ReadFrom(mem.protocols[0].Metadata) == nil {
+				for _, t := range md.Topics {
+					z.Subscription[t] = 1
+				}
+			}
+		}
+		want[id] = mustJSON(z)
+	}
+	m.mu.Lock()
+	m.mu.ids[g.name] = want
+	m.markLocked(g.name)
+	m.mu.Unlock()
+}
+
+// owners publishes g's partition owners (nil: none); g.mu must be held.
+func (m *mirror) owners(g *group, owners map[topicPartition]string) {
+	if owners == nil {
+		owners = map[topicPartition]string{}
+	}
+	m.mu.Lock()
+	m.mu.owners[g.name] = owners
+	m.markLocked(g.name)
+	m.mu.Unlock()
+}
+
+// forget removes everything written for a group.
+func (m *mirror) forget(group string) {
+	m.mu.Lock()
+	m.mu.ids[group] = map[string][]byte{}
+	m.mu.owners[group] = map[topicPartition]string{}
+	m.markLocked(group)
+	m.mu.Unlock()
+}
+
+func (m *mirror) run() {
+	for {
+		select {
+		case <-m.kick:
+		case <-m.b.done:
+			return
+		}
+		m.mu.Lock()
+		dirty := m.mu.dirty
+		m.mu.dirty = nil
+		type work struct {
+			group  string
+			ids    map[string][]byte
+			owners map[topicPartition]string
+		}
+		var todo []work
+		for _, g := range dirty {
+			todo = append(todo, work{g, m.mu.ids[g], m.mu.owners[g]})
+			delete(m.mu.ids, g)
+			delete(m.mu.owners, g)
+		}
+		m.mu.Unlock()
+		for _, w := range todo {
+			if w.ids != nil {
+				m.syncIDs(w.group, w.ids)
+			}
+			if w.owners != nil {
+				m.syncOwners(w.group, w.owners)
+			}
+		}
+	}
+}
+
+func (m *mirror) syncIDs(group string, want map[string][]byte) {
+	z := m.b.zk
+	has := m.hasIDs[group]
+	if has == nil {
+		has = map[string]bool{}
+		m.hasIDs[group] = has
+	}
+	base := groupPath(group) + "/ids"
+	for id := range has {
+		if _, ok := want[id]; !ok {
+			if err := z.conn.Delete(z.path(base+"/"+id), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+				m.b.log.Warn("removing group member znode", "group", group, "member", id, "err", err)
+				continue
+			}
+			delete(has, id)
+		}
+	}
+	ids := make([]string, 0, len(want))
+	for id := range want {
+		if !has[id] {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if err := m.createEphemeral(base, id, want[id]); err != nil {
+			m.b.log.Warn("writing group member znode", "group", group, "member", id, "err", err)
+			continue
+		}
+		has[id] = true
+	}
+	if len(has) == 0 {
+		delete(m.hasIDs, group)
+	}
+}
+
+func (m *mirror) syncOwners(group string, want map[topicPartition]string) {
+	z := m.b.zk
+	has := m.hasOwners[group]
+	if has == nil {
+		has = map[topicPartition]string{}
+		m.hasOwners[group] = has
+	}
+	for tp, owner := range has {
+		if w, ok := want[tp]; !ok || w != owner {
+			p := groupPath(group) + "/owners/" + tp.topic + "/" + strconv.Itoa(int(tp.partition))
+			if err := z.conn.Delete(z.path(p), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+				m.b.log.Warn("removing partition owner znode", "path", p, "err", err)
+				continue
+			}
+			delete(has, tp)
+		}
+	}
+	tps := make([]topicPartition, 0, len(want))
+	for tp, owner := range want {
+		if has[tp] != owner {
+			tps = append(tps, tp)
+		}
+	}
+	sort.Slice(tps, func(i, j int) bool {
+		if tps[i].topic != tps[j].topic {
+			return tps[i].topic < tps[j].topic
+		}
+		return tps[i].partition < tps[j].partition
+	})
+	for _, tp := range tps {
+		base := groupPath(group) + "/owners/" + tp.topic
+		if err := m.createEphemeral(base, strconv.Itoa(int(tp.partition)), []byte(want[tp])); err != nil {
+			m.b.log.Warn("writing partition owner znode", "group", group, "topic", tp.topic, "partition", tp.partition, "err", err)
+			continue
+		}
+		has[tp] = want[tp]
+	}
+	if len(has) == 0 {
+		delete(m.hasOwners, group)
+	}
+}
+
+// createEphemeral creates base/name as an ephemeral of this session,
+// creating base's missing ancestors; a node left by an older session of
+// ours (a restarted broker) is replaced.
+func (m *mirror) createEphemeral(base, name string, data []byte) error {
+	z := m.b.zk
+	p := base + "/" + name
+	for attempt := 0; attempt < 3; attempt++ {
+		err := z.create(p, data, zk.FlagEphemeral)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, zk.ErrNoNode):
+			if err := m.ensurePath(base); err != nil {
+				return err
+			}
+		case errors.Is(err, zk.ErrNodeExists):
+			if err := z.conn.Delete(z.path(p), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+				return err
+			}
+		default:
+			return err
+		}
+	}
+	return fmt.Errorf("creating %s: gave up", p)
+}
+
+// ensurePath creates p and its missing ancestors, persistent and empty.
+func (m *mirror) ensurePath(p string) error {
+	z := m.b.zk
+	for i := 1; i <= len(p); i++ {
+		if i == len(p) || p[i] == '/' {
+			if err := z.create(p[:i], nil, 0); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+				return err
+			}
+		}
+	}
+	return nil
+}
