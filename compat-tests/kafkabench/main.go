@@ -1,0 +1,306 @@
+// Command kafkabench measures zkafka's Kafka broker (`zkafka broker
+// server.properties` with `zkafka zookeeper zoo.cfg`, each a real process
+// on 127.0.0.1) in one run and prints a table:
+//
+//   - this machine's limits, measured in the same run: buffered sequential
+//     writes to the log's file system, and one loopback TCP stream between
+//     two processes;
+//
+//   - a raw client of its own: Produce v7 requests encoded once (one
+//     uncompressed batch each) and Fetch v4 requests whose responses are
+//     read without decoding records, pipelined on one connection; MB/s as a
+//     ratio of the limits, and the broker's CPU seconds per GB from
+//     /proc/<pid>/stat;
+//
+//   - franz-go producing (1 and 8 partitions, acks=1 and acks=all,
+//     none/lz4/zstd) and consuming 1 KiB records: records/s, MB/s, produce
+//     p50/p99 and broker CPU per GB;
+//
+//   - end-to-end latency at a fixed rate (-e2e-rate, 50 MB/s);
+//
+//   - the same franz-go cases against franz-go's in-memory kfake broker
+//     (its own process) for the ≥1.5× comparison.
+//
+//     go run ./compat-tests/kafkabench -zkafka bin/zkafka
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/zkafka/zkafka/compat-tests/internal/benchkit"
+)
+
+var (
+	zkafkaBin = flag.String("zkafka", "bin/zkafka", "zkafka binary")
+	dataDir   = flag.String("dir", "", "directory for the logs (default: a temporary directory under the working directory, so on its file system)")
+	limitDur  = flag.Duration("limit-dur", time.Second, "duration of each limit measurement")
+	rawDur    = flag.Duration("raw-dur", 4*time.Second, "raw produce duration")
+	rawMax    = flag.Int64("raw-bytes", 2<<30, "raw produce byte bound (kept under the kernel's dirty-page background threshold, like the write limit)")
+	rawRecs   = flag.Int("raw-records", 256, "records of 1 KiB per raw produce batch")
+	rawDepth  = flag.Int("raw-depth", 8, "raw requests in flight")
+	rawFetchN = flag.Int("raw-fetch-batches", 32, "batches of max bytes per raw fetch (one fetch in flight)")
+	caseDur   = flag.Duration("dur", 2*time.Second, "duration of each franz-go produce case")
+	caseMax   = flag.Int("max-records", 2000000, "record bound of each franz-go produce case")
+	codecs    = flag.String("codecs", "none,lz4,zstd", "franz-go produce codecs")
+	partsArg  = flag.String("partitions", "1,8", "franz-go partition counts")
+	e2eRate   = flag.Float64("e2e-rate", 50e6, "end-to-end produce rate, bytes/s")
+	e2eDur    = flag.Duration("e2e-dur", 4*time.Second, "end-to-end measured duration")
+	kfakeOn   = flag.Bool("kfake", true, "run the franz-go cases against kfake too")
+	only      = flag.String("only", "", "comma-separated parts to run: limits,raw,franz,e2e,kfake (default all)")
+	profile   = flag.String("cpuprofile", "", "run the broker in-process under runtime/pprof and write its CPU profile here")
+	kProfile  = flag.String("kfake-cpuprofile", "", "write kfake's CPU profile here")
+
+	serveBrokerProps = flag.String("serve-broker", "", "internal: serve package broker from this server.properties")
+	serveKfakePort   = flag.Int("serve-kfake", 0, "internal: serve kfake on this port")
+	tcpSinkPort      = flag.Int("tcp-sink", 0, "internal: loopback sink on this port")
+)
+
+const recSize = 1024
+
+func main() {
+	flag.Parse()
+	switch {
+	case *serveBrokerProps != "":
+		os.Exit(serveBroker(*serveBrokerProps, *profile))
+	case *serveKfakePort != 0:
+		os.Exit(serveKfake(*serveKfakePort, *profile))
+	case *tcpSinkPort != 0:
+		os.Exit(tcpSink(*tcpSinkPort))
+	}
+	parts := map[string]bool{}
+	for _, p := range strings.Split(*only, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			parts[p] = true
+		}
+	}
+	want := func(p string) bool { return len(parts) == 0 || parts[p] }
+	bin, err := filepath.Abs(*zkafkaBin)
+	check(err)
+	dir := *dataDir
+	if dir == "" {
+		dir, err = os.MkdirTemp(".", "kafkabench-")
+		check(err)
+		d := dir
+		benchkit.AtExit(func() { os.RemoveAll(d) })
+	}
+	dir, _ = filepath.Abs(dir)
+	start := time.Now()
+	val := payload(recSize)
+
+	var diskL, tcpL limit
+	if want("limits") || want("raw") {
+		diskL, err = diskLimit(filepath.Join(dir, "limits"), *rawMax, *limitDur, 3)
+		check(err)
+		tcpL, err = loopbackLimit(dir, *limitDur, 3)
+		check(err)
+	}
+
+	c, err := startCluster(bin, filepath.Join(dir, "zkafka"), *profile)
+	check(err)
+	benchkit.AtExit(c.stop)
+	bpid := c.broker.Pid()
+	fmt.Printf("zkafka broker: %s (pid %d), log dir %s; 1 KiB records\n\n", c.how, bpid, c.logDir)
+
+	fmt.Printf("== this machine's limits (best of 3, up to %v each; writes up to %d MiB, no fsync)\n", *limitDur, *rawMax>>20)
+	disk, tcp := diskL.rate, tcpL.rate
+	fmt.Printf("%-44s %9s %-20s\n", "", "MB/s", "CPU s/GB")
+	fmt.Printf("%-44s %9.0f writer %.3f\n", "buffered sequential write, log file system", disk/1e6, diskL.writeCPU)
+	fmt.Printf("%-44s %9.0f sender %.3f, receiver %.3f\n", "loopback TCP, one stream, two processes", tcp/1e6, tcpL.writeCPU, tcpL.readCPU)
+
+	if want("raw") {
+		fmt.Printf("\n== raw client (one connection, one partition; produce: the same batch of %d × 1 KiB, %d requests in flight; fetch: %d batches per request, one in flight)\n", *rawRecs, *rawDepth, *rawFetchN)
+		check(createTopic(c.brokerAddr, "raw", 1))
+		settle()
+		cpu0, _ := benchkit.CPUTime(bpid)
+		cli0 := benchkit.SelfCPU()
+		pr, batchSize, err := rawProduce(c.brokerAddr, "raw", 1, *rawRecs, val, *rawDepth, *rawDur, *rawMax)
+		check(err)
+		cpu1, _ := benchkit.CPUTime(bpid)
+		pr.brkCPU, pr.cliCPU = cpu1-cpu0, benchkit.SelfCPU()-cli0
+		settle()
+		cpu1, _ = benchkit.CPUTime(bpid)
+		cli1 := benchkit.SelfCPU()
+		fr, err := rawFetch(c.brokerAddr, "raw", batchSize, pr.records, *rawFetchN)
+		check(err)
+		cpu2, _ := benchkit.CPUTime(bpid)
+		fr.brkCPU, fr.cliCPU = cpu2-cpu1, benchkit.SelfCPU()-cli1
+		if fr.records != pr.records {
+			check(fmt.Errorf("raw fetch read %d records, produced %d", fr.records, pr.records))
+		}
+		limit := min(disk, tcp)
+		fmt.Printf("%-14s %9s %9s %12s %-30s %14s %-8s %10s\n", "case", "GB", "MB/s", "records/s", "ratio of limit (target)", "broker s/GB", "(target)", "client s/GB")
+		rawRow("produce acks=1", pr, limit, fmt.Sprintf("min(write,tcp) %.2f", pr.rate()/limit), pr.rate()/limit >= 0.8, 0.5)
+		rawRow("fetch", fr, tcp, fmt.Sprintf("tcp %.2f", fr.rate()/tcp), fr.rate()/tcp >= 0.8, 0.1)
+	}
+
+	var zk map[string]*franzResult
+	if want("franz") {
+		fmt.Printf("\n== franz-go → zkafka (produce: %v per case, defaults but acks and codec; acks=1 non-idempotent;\n"+
+			"   closed loop with franz-go's 50k-record buffer full, so produce latency is mostly queueing in the client;\n"+
+			"   MB/s and broker s/GB count uncompressed values)\n", *caseDur)
+		zk = franzCases(c.brokerAddr, "zk", val, bpid, strings.Split(*codecs, ","))
+	}
+	if want("e2e") {
+		fmt.Printf("\n== end to end at %.0f MB/s, 1 partition, producer linger 0 (%v measured after 0.5 s)\n", *e2eRate/1e6, *e2eDur)
+		fmt.Printf("%-10s %10s %9s %9s %9s %9s %-10s\n", "acks", "MB/s sent", "p50 ms", "p99 ms", "p99.9 ms", "max ms", "(p99 ≤ 5)")
+		for _, acksAll := range []bool{false, true} {
+			topic := "e2e-" + acksName(acksAll)
+			check(createTopic(c.brokerAddr, topic, 1))
+			settle()
+			r, achieved, err := endToEnd(c.brokerAddr, topic, acksAll, val, *e2eRate, *e2eDur)
+			if err != nil {
+				fmt.Printf("%-10s error: %v\n", acksName(acksAll), err)
+				continue
+			}
+			p99 := r.lat.Percentile(99)
+			fmt.Printf("%-10s %10.1f %9s %9s %9s %9s %-10s\n", acksName(acksAll), achieved/1e6, benchkit.Ms(r.lat.Percentile(50)),
+				benchkit.Ms(p99), benchkit.Ms(r.lat.Percentile(99.9)), benchkit.Ms(r.lat.Percentile(100)), met(p99 <= 5*time.Millisecond))
+		}
+	}
+	c.stop()
+
+	if *kfakeOn && want("kfake") {
+		p, addr, err := startKfake(dir, *kProfile)
+		check(err)
+		benchkit.AtExit(func() { p.Stop(5 * time.Second) })
+		fmt.Printf("\n== franz-go → kfake (in-memory, its own process; same client settings)\n")
+		kf := franzCases(addr, "kf", val, p.Pid(), []string{"none"})
+		p.Stop(10 * time.Second)
+		if zk != nil {
+			fmt.Printf("\n== zkafka / kfake, franz-go throughput (target ≥ 1.5)\n")
+			for _, k := range sortedKeys(kf) {
+				if z, ok := zk[k]; ok {
+					r := z.recPerSec() / kf[k].recPerSec()
+					fmt.Printf("%-34s %6.2f %s\n", k, r, met(r >= 1.5))
+				}
+			}
+		}
+	}
+	fmt.Printf("\nkafkabench took %v\n", time.Since(start).Round(time.Second))
+	benchkit.Exit(0)
+}
+
+func (r rawResult) rate() float64 { return float64(r.bytes) / r.elapsed.Seconds() }
+
+func rawRow(name string, r rawResult, limit float64, ratio string, ok bool, cpuTarget float64) {
+	gb := float64(r.bytes) / 1e9
+	bs := r.brkCPU.Seconds() / gb
+	fmt.Printf("%-14s %9.2f %9.0f %12.0f %-30s %14.3f %-8s %10.3f\n", name, gb, r.rate()/1e6, float64(r.records)/r.elapsed.Seconds(),
+		ratio+" (≥0.8) "+met(ok), bs, fmt.Sprintf("≤%.1f %s", cpuTarget, met(bs <= cpuTarget)), r.cliCPU.Seconds()/gb)
+}
+
+// franzCases runs the produce matrix and then consumes each topic; keys
+// are "produce p=N acks=X codec" and "consume p=N codec".
+func franzCases(addr, prefix string, val []byte, pid int, codecList []string) map[string]*franzResult {
+	out := map[string]*franzResult{}
+	var partitions []int
+	for _, s := range strings.Split(*partsArg, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		check(err)
+		partitions = append(partitions, n)
+	}
+	fmt.Printf("%-34s %11s %9s %9s %9s %12s\n", "case", "records/s", "MB/s", "p50 ms", "p99 ms", "broker s/GB")
+	type produced struct {
+		topic string
+		n     int64
+	}
+	var toConsume []produced
+	for _, parts := range partitions {
+		for _, acksAll := range []bool{false, true} {
+			for _, codec := range codecList {
+				topic := fmt.Sprintf("%s-p%d-%s-%s", prefix, parts, acksName(acksAll), codec)
+				check(createTopic(addr, topic, int32(parts)))
+				settle()
+				cpu0, _ := benchkit.CPUTime(pid)
+				r, err := franzProduce(addr, topic, acksAll, codec, val, *caseDur, *caseMax)
+				cpu1, _ := benchkit.CPUTime(pid)
+				name := fmt.Sprintf("produce p=%d acks=%s %s", parts, acksName(acksAll), codec)
+				if err != nil {
+					fmt.Printf("%-34s error: %v\n", name, err)
+					continue
+				}
+				r.brkCPU = cpu1 - cpu0
+				out[name] = r
+				fmt.Printf("%-34s %11.0f %9.1f %9s %9s %12.2f\n", name, r.recPerSec(), r.mbPerSec(),
+					benchkit.Ms(r.lat.Percentile(50)), benchkit.Ms(r.lat.Percentile(99)), r.brkCPU.Seconds()/(float64(r.bytes)/1e9))
+				if acksAll {
+					toConsume = append(toConsume, produced{topic, r.records})
+				}
+			}
+		}
+	}
+	for _, p := range toConsume {
+		cpu0, _ := benchkit.CPUTime(pid)
+		r, err := franzConsume(addr, p.topic, p.n, 60*time.Second)
+		cpu1, _ := benchkit.CPUTime(pid)
+		parts, codec := topicParts(p.topic)
+		name := fmt.Sprintf("consume p=%s %s", parts, codec)
+		if err != nil {
+			fmt.Printf("%-34s error: %v\n", name, err)
+			continue
+		}
+		r.brkCPU = cpu1 - cpu0
+		out[name] = r
+		fmt.Printf("%-34s %11.0f %9.1f %9s %9s %12.2f\n", name, r.recPerSec(), r.mbPerSec(), "", "", r.brkCPU.Seconds()/(float64(r.bytes)/1e9))
+	}
+	return out
+}
+
+func topicParts(topic string) (string, string) {
+	f := strings.Split(topic, "-")
+	return strings.TrimPrefix(f[1], "p"), f[len(f)-1]
+}
+
+func acksName(all bool) string {
+	if all {
+		return "all"
+	}
+	return "1"
+}
+
+func sortedKeys(m map[string]*franzResult) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	// produce before consume, then by name.
+	slices.SortFunc(ks, func(a, b string) int {
+		if (a[0] == 'p') != (b[0] == 'p') {
+			if a[0] == 'p' {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	return ks
+}
+
+// settle writes back dirty pages left by the previous case, so that each
+// case starts from the same state and no case pays for another's writeback.
+func settle() {
+	syscall.Sync()
+	time.Sleep(100 * time.Millisecond)
+}
+
+func met(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "MISSED"
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kafkabench:", err)
+		benchkit.Exit(1)
+	}
+}

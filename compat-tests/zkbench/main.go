@@ -1,0 +1,381 @@
+// Command zkbench drives zkafka's standalone ZooKeeper server (`zkafka
+// zookeeper zoo.cfg`, a real process that fsyncs every raft Ready) and
+// Apache ZooKeeper 3.8 standalone (Debian's package, forceSync=yes) with the
+// same load generator in one run, one server at a time, and prints a table:
+//
+//   - create, setData and getData of 100-byte values at 1 and 32 concurrent
+//     sessions (each session one request at a time), each for -dur: ops/s,
+//     p50/p99 latency, the CPU the server and this client used, and the
+//     zkafka/ZooKeeper ratios against the targets (≥2× ops/s, ≤0.5× p99);
+//   - the resident memory (VmRSS, /proc) of each server after -fill znodes
+//     of 100 bytes created with pipelined async creates, bounded by
+//     -fill-max (the table says how many were created when it stops early).
+//
+// The load generator is a raw client on zkproto (client.go); its own CPU
+// is printed beside the server's so a client-bound result shows.
+//
+//	go run ./compat-tests/zkbench -zkafka bin/zkafka
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zkafka/zkafka/compat-tests/internal/benchkit"
+	"github.com/zkafka/zkafka/zkproto"
+)
+
+var (
+	zkafkaBin  = flag.String("zkafka", "bin/zkafka", "zkafka binary")
+	serversArg = flag.String("servers", "zkafka,zookeeper", "servers to run, in order")
+	dur        = flag.Duration("dur", 5*time.Second, "duration of each throughput case")
+	warmup     = flag.Duration("warmup", 3*time.Second, "unmeasured load before the first case (JIT)")
+	sessArg    = flag.String("sessions", "1,32", "concurrent sessions per case")
+	valueSize  = flag.Int("value", 100, "bytes per znode value")
+	fill       = flag.Int("fill", 1000000, "znodes to create before reading resident memory (0 = skip)")
+	fillMax    = flag.Duration("fill-max", 2*time.Minute, "time limit of the fill per server")
+	fillConns  = flag.Int("fill-conns", 4, "sessions of the fill")
+	fillWindow = flag.Int("fill-window", 250, "outstanding creates per fill session")
+	heap       = flag.String("apache-heap", "1000m", "Apache ZooKeeper -Xmx (upstream zkEnv.sh's 1000 MB; empty = JVM default)")
+	profile    = flag.String("cpuprofile", "", "run zkafka in-process under runtime/pprof and write its CPU profile here")
+	serveZKCfg = flag.String("serve-zk", "", "internal: serve zkafka ZooKeeper in this process from this zoo.cfg")
+)
+
+// phase is one measured case on one server.
+type phase struct {
+	op       string
+	sessions int
+	ops      int
+	elapsed  time.Duration
+	lat      benchkit.Latencies
+	srvCPU   time.Duration
+	cliCPU   time.Duration
+	errs     int
+}
+
+func (p *phase) rate() float64 { return float64(p.ops) / p.elapsed.Seconds() }
+
+// memResult is the memory measurement of one server.
+type memResult struct {
+	created  int
+	elapsed  time.Duration
+	before   benchkit.Memory
+	after    benchkit.Memory
+	complete bool
+	err      error
+}
+
+type serverResult struct {
+	name   string
+	phases map[string]*phase
+	mem    *memResult
+}
+
+func key(op string, sessions int) string { return op + "/" + strconv.Itoa(sessions) }
+
+func main() {
+	flag.Parse()
+	if *serveZKCfg != "" {
+		os.Exit(serveZK(*serveZKCfg, *profile))
+	}
+	if *ensembleMode {
+		benchkit.Exit(ensembleMain()) // ensemble.go
+	}
+	var sessions []int
+	for _, s := range strings.Split(*sessArg, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			fatal(fmt.Errorf("bad -sessions %q", *sessArg))
+		}
+		sessions = append(sessions, n)
+	}
+	bin, err := filepath.Abs(*zkafkaBin)
+	if err != nil {
+		fatal(err)
+	}
+	root, err := os.MkdirTemp("", "zkbench-")
+	if err != nil {
+		fatal(err)
+	}
+	benchkit.AtExit(func() { os.RemoveAll(root) })
+
+	var results []*serverResult
+	for _, name := range strings.Split(*serversArg, ",") {
+		dir := filepath.Join(root, name)
+		os.MkdirAll(dir, 0o755)
+		var s *server
+		switch name {
+		case "zkafka":
+			s, err = startZkafka(bin, dir, *profile)
+		case "zookeeper":
+			s, err = startApache(dir, *heap)
+		default:
+			err = fmt.Errorf("unknown server %q", name)
+		}
+		if err != nil {
+			fatal(err)
+		}
+		benchkit.AtExit(s.stop)
+		res, err := measure(s, sessions)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "zkbench: %s: %v\nlog tail:\n%s\n", s.name, err, s.proc.Tail(20))
+			benchkit.Exit(1)
+		}
+		s.stop()
+		results = append(results, res)
+	}
+	report(results, sessions)
+	if *profile != "" {
+		fmt.Printf("\nzkafka CPU profile: %s (go tool pprof -top %s %s)\n", *profile, os.Args[0], *profile)
+	}
+	benchkit.Exit(0)
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "zkbench:", err)
+	benchkit.Exit(1)
+}
+
+func measure(s *server, sessions []int) (*serverResult, error) {
+	res := &serverResult{name: s.name, phases: map[string]*phase{}}
+	c, err := dial(s.addr, 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range []string{"/zb", "/zf"} {
+		if e, err := c.do(zkproto.OpCreate, &zkproto.CreateRequest{Path: p, ACL: zkproto.OpenACLUnsafe}); err != nil || e != zkproto.ErrOK {
+			return nil, fmt.Errorf("create %s: %v %v", p, e, err)
+		}
+	}
+	c.close()
+	value := make([]byte, *valueSize)
+	for i := range value {
+		value[i] = 'a' + byte(i%26)
+	}
+	if *warmup > 0 {
+		for _, op := range []string{"create", "set", "get"} {
+			if _, err := run(s, "w", op, 32, *warmup/3, value); err != nil {
+				return nil, fmt.Errorf("warmup: %w", err)
+			}
+		}
+	}
+	for _, n := range sessions {
+		for _, op := range []string{"create", "set", "get"} {
+			p, err := run(s, "m", op, n, *dur, value)
+			if err != nil {
+				return nil, fmt.Errorf("%s at %d sessions: %w", op, n, err)
+			}
+			fmt.Fprintf(os.Stderr, "zkbench: %-9s %-6s %2d sessions: %8.0f ops/s p50 %s p99 %s ms\n",
+				s.name, op, n, p.rate(), benchkit.Ms(p.lat.Percentile(50)), benchkit.Ms(p.lat.Percentile(99)))
+			res.phases[key(op, n)] = p
+		}
+	}
+	if *fill > 0 {
+		res.mem = fillMeasure(s, value)
+		m := res.mem
+		fmt.Fprintf(os.Stderr, "zkbench: %-9s fill: %d znodes in %v, VmRSS %d MB (err %v)\n",
+			s.name, m.created, m.elapsed.Round(time.Millisecond), m.after.RSS>>20, m.err)
+	}
+	return res, nil
+}
+
+// run is one closed-loop case: n sessions, each with one request
+// outstanding, for d. Session i works on /zb/<tag><n>-<i>-<k>: create makes
+// new nodes, set and get cycle over the first 64 its create case made.
+func run(s *server, tag, op string, n int, d time.Duration, value []byte) (*phase, error) {
+	conns := make([]*client, n)
+	for i := range conns {
+		c, err := dial(s.addr, 10*time.Second)
+		if err != nil {
+			return nil, err
+		}
+		conns[i] = c
+	}
+	defer func() {
+		for _, c := range conns {
+			c.close()
+		}
+	}()
+	lats := make([]benchkit.Latencies, n)
+	counts := make([]int, n)
+	errs := make([]error, n)
+	srv0, _ := benchkit.CPUTime(s.proc.Pid())
+	cli0 := benchkit.SelfCPU()
+	start := time.Now()
+	end := start.Add(d)
+	var wg sync.WaitGroup
+	for i, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			prefix := fmt.Sprintf("/zb/%s%d-%d-", tag, n, i)
+			var path []byte
+			create := zkproto.CreateRequest{Data: value, ACL: zkproto.OpenACLUnsafe}
+			set := zkproto.SetDataRequest{Data: value, Version: -1}
+			var get zkproto.GetDataRequest
+			for k := 0; ; k++ {
+				now := time.Now()
+				if now.After(end) {
+					return
+				}
+				var rec zkproto.Record
+				var code zkproto.OpCode
+				path = strconv.AppendInt(append(path[:0], prefix...), int64(k%64), 10)
+				switch op {
+				case "create":
+					path = strconv.AppendInt(append(path[:0], prefix...), int64(k), 10)
+					create.Path, rec, code = string(path), &create, zkproto.OpCreate
+				case "set":
+					set.Path, rec, code = string(path), &set, zkproto.OpSetData
+				case "get":
+					get.Path, rec, code = string(path), &get, zkproto.OpGetData
+				}
+				e, err := c.do(code, rec)
+				if err == nil && e != zkproto.ErrOK {
+					err = fmt.Errorf("%s %s: %v", op, path, e)
+				}
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				lats[i].Add(time.Since(now))
+				counts[i]++
+			}
+		}()
+	}
+	wg.Wait()
+	p := &phase{op: op, sessions: n, elapsed: time.Since(start)}
+	srv1, _ := benchkit.CPUTime(s.proc.Pid())
+	p.srvCPU, p.cliCPU = srv1-srv0, benchkit.SelfCPU()-cli0
+	for i := range conns {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		p.ops += counts[i]
+		p.lat.Merge(&lats[i])
+	}
+	return p, nil
+}
+
+// fillMeasure creates -fill znodes under /zf with pipelined creates from
+// -fill-conns sessions, bounded by -fill-max, then reads the server's
+// resident memory.
+func fillMeasure(s *server, value []byte) *memResult {
+	m := &memResult{}
+	m.before, _ = benchkit.ReadMemory(s.proc.Pid())
+	per := (*fill + *fillConns - 1) / *fillConns
+	start := time.Now()
+	deadline := start.Add(*fillMax)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for ci := range *fillConns {
+		c, err := dial(s.addr, 10*time.Second)
+		if err != nil {
+			m.err = err
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer c.close()
+			prefix := fmt.Sprintf("/zf/%d-", ci)
+			req := zkproto.CreateRequest{Data: value, ACL: zkproto.OpenACLUnsafe}
+			var xid int32
+			var path []byte
+			done, err := c.pipeline(per, *fillWindow, deadline, func(i int, dst []byte) []byte {
+				path = strconv.AppendInt(append(path[:0], prefix...), int64(i), 10)
+				req.Path = string(path)
+				xid++
+				return zkproto.AppendRequest(dst, zkproto.RequestHeader{Xid: xid, Type: zkproto.OpCreate}, &req)
+			}, func(e zkproto.Err) bool { return e == zkproto.ErrNodeExists })
+			c.xid = xid
+			mu.Lock()
+			m.created += done
+			if err != nil && m.err == nil {
+				m.err = err
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	m.elapsed = time.Since(start)
+	m.complete = m.created >= *fill
+	time.Sleep(2 * time.Second) // let the server settle (snapshot, GC)
+	m.after, _ = benchkit.ReadMemory(s.proc.Pid())
+	return m
+}
+
+func report(results []*serverResult, sessions []int) {
+	fmt.Printf("ZooKeeper standalone, fsync on; %d-byte values; %v per case; raw pipelined client on zkproto\n\n", *valueSize, *dur)
+	fmt.Printf("%-8s %4s  %-9s %10s %9s %9s %9s %9s\n", "op", "sess", "server", "ops/s", "p50 ms", "p99 ms", "srv CPU", "cli CPU")
+	for _, n := range sessions {
+		for _, op := range []string{"create", "set", "get"} {
+			for _, r := range results {
+				p := r.phases[key(op, n)]
+				fmt.Printf("%-8s %4d  %-9s %10.0f %9s %9s %8.0f%% %8.0f%%\n", op, n, short(r.name), p.rate(),
+					benchkit.Ms(p.lat.Percentile(50)), benchkit.Ms(p.lat.Percentile(99)),
+					100*p.srvCPU.Seconds()/p.elapsed.Seconds(), 100*p.cliCPU.Seconds()/p.elapsed.Seconds())
+			}
+		}
+	}
+	zk, zkOK := find(results, "zkafka")
+	ap, apOK := find(results, "zookeeper")
+	if zkOK && apOK {
+		fmt.Printf("\nzkafka / ZooKeeper       %9s %-6s %9s %-6s\n", "ops/s", "(≥2)", "p99", "(≤0.5)")
+		for _, n := range sessions {
+			for _, op := range []string{"create", "set", "get"} {
+				a, b := zk.phases[key(op, n)], ap.phases[key(op, n)]
+				tr, lr := a.rate()/b.rate(), float64(a.lat.Percentile(99))/float64(b.lat.Percentile(99))
+				fmt.Printf("%-8s %4d sessions    %9.2f %-6s %9.2f %-6s\n", op, n, tr, met(tr >= 2), lr, met(lr <= 0.5))
+			}
+		}
+	}
+	if *fill > 0 {
+		fmt.Printf("\n%-9s %10s %9s %11s %12s %12s %12s\n", "server", "znodes", "fill s", "creates/s", "RSS start MB", "VmRSS MB", "VmHWM MB")
+		for _, r := range results {
+			m := r.mem
+			note := ""
+			if !m.complete {
+				note = fmt.Sprintf("  (stopped at %d of %d: %v)", m.created, *fill, m.err)
+				if m.err == nil {
+					note = fmt.Sprintf("  (stopped at %d of %d by -fill-max)", m.created, *fill)
+				}
+			}
+			fmt.Printf("%-9s %10d %9.1f %11.0f %12d %12d %12d%s\n", short(r.name), m.created, m.elapsed.Seconds(),
+				float64(m.created)/m.elapsed.Seconds(), m.before.RSS>>20, m.after.RSS>>20, m.after.HWM>>20, note)
+		}
+		if zkOK && apOK {
+			r := float64(zk.mem.after.RSS) / float64(ap.mem.after.RSS)
+			fmt.Printf("VmRSS zkafka/ZooKeeper: %.2f %s (target ≤0.5; Apache ZooKeeper -Xmx%s)\n", r, met(r <= 0.5), *heap)
+		}
+	}
+}
+
+func short(name string) string {
+	if strings.HasPrefix(name, "zkafka") {
+		return "zkafka"
+	}
+	return name
+}
+
+func find(results []*serverResult, name string) (*serverResult, bool) {
+	for _, r := range results {
+		if short(r.name) == name {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+func met(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "MISSED"
+}
