@@ -53,6 +53,11 @@ type response struct {
 	ranges []segment.FileRange // ranges[i] fills holes[i]
 }
 
+// maxKeptFrameBytes bounds the request buffer a connection keeps between
+// requests: large enough for the multi-MiB Produce requests producers send
+// (so they are not reallocated each time), small enough not to pin memory.
+const maxKeptFrameBytes = 16 << 20
+
 var responsePool = sync.Pool{New: func() any { return &response{buf: make([]byte, 0, 4096)} }}
 
 func newResponse() *response { return responsePool.Get().(*response) }
@@ -124,7 +129,7 @@ func (c *conn) readLoop() {
 				return
 			}
 		}
-		if cap(frame) > 4<<20 {
+		if cap(frame) > maxKeptFrameBytes {
 			frame = make([]byte, 0, 64<<10) // drop an unusually large buffer
 		}
 		buf = frame[:0]

@@ -31,6 +31,11 @@ func (e *FrameSizeError) Error() string {
 // costs little memory.
 const frameGrowStep = 1 << 20
 
+// eagerFrameBytes is the largest frame ReadFrame allocates at once from
+// its size prefix alone; a client that announces more and stalls makes the
+// buffer grow only with the bytes that arrive.
+const eagerFrameBytes = 16 << 20
+
 // ReadFrame reads one size-prefixed frame from r and returns its body (the
 // bytes after the 4-byte size). The body is read into buf when it fits, so
 // a connection can reuse one buffer: buf = frame[:0] after the request is
@@ -57,7 +62,17 @@ func ReadFrame(r *bufio.Reader, buf []byte, maxSize int) ([]byte, error) {
 		}
 		return buf, nil
 	}
-	// Grow as the bytes arrive rather than trusting the prefix up front.
+	if n <= eagerFrameBytes {
+		// Sizes that real clients send (franz-go packs several MiB of
+		// batches into one Produce) are allocated once, as Kafka does.
+		buf = make([]byte, n)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return buf[:0], unexpected(err)
+		}
+		return buf, nil
+	}
+	// Beyond that, grow as the bytes arrive rather than trusting the prefix
+	// up front.
 	buf = buf[:0]
 	for len(buf) < n {
 		want := min(n, max(2*cap(buf), len(buf)+frameGrowStep))
