@@ -38,6 +38,11 @@ func (s *Server) afterApply(txn *znode.Txn, results []znode.Result) {
 		switch op.Type {
 		case zkproto.OpCreateSession:
 			s.tracker.track(txn.Session, time.Duration(op.SessionTimeout)*time.Millisecond, time.Now())
+		case znode.OpRevalidateSession:
+			// As ZooKeeper's leader touches a session it revalidates.
+			if s.tracker.touch(txn.Session, time.Now()) && op.SessionTimeout > 0 {
+				s.tracker.setTimeout(txn.Session, time.Duration(op.SessionTimeout)*time.Millisecond)
+			}
 		case zkproto.OpCloseSession:
 			s.tracker.forget(txn.Session)
 			if c := s.connOf(txn.Session); c != nil && !c.closingSession.Load() {

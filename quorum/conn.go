@@ -257,6 +257,15 @@ func (c *conn) finish(cl *call, bw *bufio.Writer, out *[]byte) bool {
 			}
 		}
 	}
+	if res.applied != nil && sessionMoved(res.applied.results) {
+		// ZooKeeper's FinalRequestProcessor: SessionMoved is a connection
+		// level error; the connection closes without a reply.
+		c.srv.log.Info("session moved to another server; closing its old connection",
+			"session", fmt.Sprintf("0x%x", c.session()), "remote", c.nc.RemoteAddr().String())
+		bw.Flush()
+		c.close("session moved to another server")
+		return false
+	}
 	c.drainEvents(bw)
 	rf := cl.reply
 	if rf == nil {
@@ -276,6 +285,17 @@ func (c *conn) finish(cl *call, bw *bufio.Writer, out *[]byte) bool {
 		return false
 	}
 	return true
+}
+
+// sessionMoved reports whether a write failed because its session now
+// belongs to another server.
+func sessionMoved(results []znode.Result) bool {
+	for _, r := range results {
+		if r.Err == zkproto.ErrSessionMoved {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *conn) drainEvents(bw *bufio.Writer) {

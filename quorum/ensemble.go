@@ -137,6 +137,15 @@ func (s *Server) serving() bool {
 	return s.ens == nil || s.ens.leader.Load() != 0
 }
 
+// ownerID is the owner this server writes in its txns (znode.Txn.Owner):
+// its myid in an ensemble, 0 (no owner check) when standalone.
+func (s *Server) ownerID() int64 {
+	if s.ens == nil {
+		return 0
+	}
+	return int64(s.cfg.MyID)
+}
+
 // isLeader reports whether this server decides session expiry.
 func (s *Server) isLeader() bool {
 	return s.ens == nil || raftnode.Role(s.ens.role.Load()) == raftnode.RoleLeader
@@ -253,7 +262,8 @@ func (s *Server) followerStatus() ensembleStatus {
 	if s.ens == nil || !s.isLeader() {
 		return out
 	}
-	st := s.ens.node.Status()
+	// Not Status: mntr must answer while the raft loop is inside an fsync.
+	st := s.ens.node.RecentStatus()
 	self := st.Progress[st.ID]
 	ids := make([]uint64, 0, len(st.Progress))
 	for id := range st.Progress {

@@ -84,6 +84,7 @@ func (c *conn) createSession(timeout time.Duration) (int64, bool) {
 	txn := znode.Txn{
 		Time:    time.Now().UnixMilli(),
 		Session: id,
+		Owner:   c.srv.ownerID(),
 		Ops:     []znode.Op{{Type: zkproto.OpCreateSession, SessionTimeout: int32(timeout / time.Millisecond)}},
 	}
 	res := <-c.srv.repl.ProposeAsync(txn.Append(nil))
@@ -113,5 +114,34 @@ func (c *conn) resumeSession(id int64, passwd []byte, timeout time.Duration) (in
 		return 0, false
 	}
 	c.srv.tracker.setTimeout(id, timeout)
+	if c.srv.ens != nil && !c.revalidateSession(id, timeout) {
+		return 0, false
+	}
 	return id, true
+}
+
+// revalidateSession makes this server the owner of a session that
+// reattached to it, through the log (ZooKeeper's Learner.validateSession,
+// answered by the leader): once it has applied, a write of the session
+// through the server that held it before fails with SessionMoved there,
+// and that server closes its connection. It also tells the leader the
+// session is alive. It reports false when the session is gone or the txn
+// could not be replicated.
+func (c *conn) revalidateSession(id int64, timeout time.Duration) bool {
+	txn := znode.Txn{
+		Time:    time.Now().UnixMilli(),
+		Session: id,
+		Owner:   c.srv.ownerID(),
+		Ops:     []znode.Op{{Type: znode.OpRevalidateSession, SessionTimeout: int32(timeout / time.Millisecond)}},
+	}
+	res := <-c.srv.repl.ProposeAsync(txn.Append(nil))
+	if res.err != nil {
+		c.srv.log.Warn("could not revalidate a session", "session", fmt.Sprintf("0x%x", id), "err", res.err)
+		return false
+	}
+	if len(res.applied.results) != 1 || res.applied.results[0].Err != zkproto.ErrOK {
+		c.srv.log.Info("revalidation refused: the session is gone", "session", fmt.Sprintf("0x%x", id))
+		return false
+	}
+	return true
 }

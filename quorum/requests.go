@@ -67,7 +67,7 @@ func (c *conn) decodeCall(frame []byte) (*call, bool) {
 	if ops, isWrite := writeOps(h.Type, rec); isWrite {
 		ids, super := c.identities()
 		txn := znode.Txn{Time: time.Now().UnixMilli(), Session: c.session(), Auth: ids, Super: super,
-			Ops: ops, Multi: h.Type == zkproto.OpMulti}
+			Ops: ops, Multi: h.Type == zkproto.OpMulti, Owner: c.srv.ownerID()}
 		cl.wait = c.srv.repl.ProposeAsync(txn.Append(nil))
 	}
 	return cl, true

@@ -3,7 +3,10 @@
 // driven by go-zookeeper: the start-up order of a five-voter ensemble, kill -9
 // of the leader under writes, SIGSTOP of the leader past the session timeout,
 // network partitions made by a fault-injecting TCP proxy between the servers
-// (checked for linearizability with porcupine), observers and read-only mode.
+// (all three checked for linearizability with porcupine), observers and
+// read-only mode, a follower that catches up from the leader's snapshot after
+// the log was compacted, and SessionMoved with two raw connections (the
+// compat build tag runs that scenario against Apache ZooKeeper too).
 //
 // FaultProxy sits between two servers' peer ports: zkafka's peer transport
 // uses one TCP connection per direction (server i dials server j to send to

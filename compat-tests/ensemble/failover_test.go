@@ -58,7 +58,8 @@ func (w *writer) firstAfter(t time.Time) (time.Time, bool) {
 // TestKillLeaderDuringWrites kills the leader with SIGKILL while four
 // clients write: a new leader is elected within a few seconds, writes go
 // on, and every acknowledged write is on every server afterwards (the
-// killed one too, once restarted).
+// killed one too, once restarted). Three more clients run get/set/cas
+// meanwhile, and porcupine checks their history.
 func TestKillLeaderDuringWrites(t *testing.T) {
 	e := startEnsemble(t, 3, 0, nil)
 	setup := dial(t, e.Addrs(), 4*time.Second)
@@ -80,6 +81,7 @@ func TestKillLeaderDuringWrites(t *testing.T) {
 		wg.Add(1)
 		go func() { defer wg.Done(); w.run(c, i, "/kill", stop) }()
 	}
+	lin := startLin(t, e, []string{"/klin0", "/klin1", "/klin2"}, 3)
 	time.Sleep(time.Second)
 	killed := time.Now()
 	old.Kill()
@@ -100,6 +102,7 @@ func TestKillLeaderDuringWrites(t *testing.T) {
 	time.Sleep(time.Second)
 	close(stop)
 	wg.Wait()
+	lin.finish(t, "during leader kill -9")
 	t.Logf("leader %d killed: server %d reports leader after %v; first acknowledged write after %v; %d writes acknowledged",
 		old.ID(), next.ID(), elected.Round(time.Millisecond), first.Sub(killed).Round(time.Millisecond), len(w.acked))
 	fmt.Printf("ensemble failover: leader kill -9 -> new leader %v, first acknowledged write %v\n",
@@ -126,13 +129,15 @@ func TestKillLeaderDuringWrites(t *testing.T) {
 
 // TestPauseLeader stops the leader with SIGSTOP for longer than the
 // session timeout, writes meanwhile through the others, then resumes it:
-// it rejoins as a follower and serves the new data, not the old.
+// it rejoins as a follower and serves the new data, not the old. Three
+// clients run get/set/cas throughout, and porcupine checks their history.
 func TestPauseLeader(t *testing.T) {
 	e := startEnsemble(t, 3, 0, nil)
 	c := dial(t, e.Addrs(), 4*time.Second)
 	if _, err := c.Create("/pause", []byte("before"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
+	lin := startLin(t, e, []string{"/plin0", "/plin1", "/plin2"}, 3)
 	old := e.WaitLeader(5 * time.Second)
 	if old == nil {
 		t.Fatalf("no leader: %s", modes(e))
@@ -181,5 +186,7 @@ func TestPauseLeader(t *testing.T) {
 	if ok, _, _ := c3.Exists("/lone"); ok {
 		t.Fatal("old leader still has the expired session's ephemeral")
 	}
+	time.Sleep(time.Second) // the clients go on with the old leader back
+	lin.finish(t, "during leader SIGSTOP and SIGCONT")
 	agree(t, e, "/")
 }

@@ -6,11 +6,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/anishathalye/porcupine"
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkafka/zkafka/compat-tests/zkserver"
 )
 
 // The linearizability check: clients run get (sync, then getData: plain
@@ -183,6 +186,8 @@ func (h *linHistory) check(t *testing.T, name string) {
 	}
 	msg := fmt.Sprintf("linearizability %s: 1 history, %d operations (%d with unknown outcome) checked in %v: %v",
 		name, len(ops), unknown, time.Since(start).Round(time.Millisecond), res)
+	linChecked.histories.Add(1)
+	linChecked.operations.Add(int64(len(ops)))
 	t.Log(msg)
 	fmt.Println("ensemble " + msg)
 	switch res {
@@ -195,4 +200,51 @@ func (h *linHistory) check(t *testing.T, name string) {
 	if len(ops) < 100 {
 		t.Fatalf("only %d operations recorded", len(ops))
 	}
+}
+
+// linChecked counts what porcupine checked in this test binary; TestMain
+// prints the totals.
+var linChecked struct{ histories, operations atomic.Int64 }
+
+// linRun is a set of linearizability clients running during a fault.
+type linRun struct {
+	h     *linHistory
+	stop  chan struct{}
+	wg    sync.WaitGroup
+	conns []*zk.Conn
+}
+
+// startLin creates keys (value "init") and starts n clients on them,
+// client i connected first to server i mod 3 of e and free to move to the
+// others when its server fails, as a ZooKeeper client does.
+func startLin(t *testing.T, e *zkserver.Ensemble, keys []string, n int) *linRun {
+	t.Helper()
+	setup := dial(t, e.Addrs(), 4*time.Second)
+	for _, k := range keys {
+		if _, err := setup.Create(k, []byte("init"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &linRun{h: &linHistory{base: time.Now()}, stop: make(chan struct{})}
+	all := e.Addrs()
+	for i := range n {
+		addrs := append(append([]string(nil), all[i%len(all):]...), all[:i%len(all)]...)
+		c := dial(t, addrs, 3*time.Second)
+		r.conns = append(r.conns, c)
+		r.wg.Add(1)
+		go func() { defer r.wg.Done(); linClient(r.h, i, c, keys, r.stop) }()
+	}
+	return r
+}
+
+// finish stops the clients (a call still pending ends with an unknown
+// outcome) and checks the history.
+func (r *linRun) finish(t *testing.T, name string) {
+	t.Helper()
+	close(r.stop)
+	for _, c := range r.conns {
+		c.Close()
+	}
+	r.wg.Wait()
+	r.h.check(t, name)
 }

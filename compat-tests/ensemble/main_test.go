@@ -33,9 +33,18 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Setenv("ZKAFKA_BIN", bin)
-		code := m.Run()
+		code := run(m)
 		os.RemoveAll(dir)
 		os.Exit(code)
 	}
-	os.Exit(m.Run())
+	os.Exit(run(m))
+}
+
+// run runs the tests and prints what porcupine checked in all of them.
+func run(m *testing.M) int {
+	code := m.Run()
+	if n := linChecked.histories.Load(); n > 0 {
+		fmt.Printf("ensemble linearizability, all scenarios: %d histories, %d operations checked\n", n, linChecked.operations.Load())
+	}
+	return code
 }

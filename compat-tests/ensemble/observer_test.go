@@ -41,9 +41,9 @@ func TestObserver(t *testing.T) {
 		if l := e.Leader(); l != nil {
 			leader = l
 		}
-		out, _ := zkserver.FourLetterWord(leader.Addr(), "mntr", 3*time.Second)
+		out, err := zkserver.FourLetterWord(leader.Addr(), "mntr", 3*time.Second)
 		if !strings.Contains(out, "zk_synced_observers\t1") || !strings.Contains(out, "zk_synced_followers\t2") {
-			return fmt.Errorf("mntr:\n%s", out)
+			return fmt.Errorf("mntr of server %d (%v):\n%s", leader.ID(), err, out)
 		}
 		return nil
 	})

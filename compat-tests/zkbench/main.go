@@ -15,6 +15,8 @@
 // is printed beside the server's so a client-bound result shows.
 //
 //	go run ./compat-tests/zkbench -zkafka bin/zkafka
+//
+// With -ensemble it runs 3-voter ensembles instead (ensemble.go).
 package main
 
 import (

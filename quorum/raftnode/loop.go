@@ -82,6 +82,10 @@ func (n *Node) input(tick <-chan time.Time) bool {
 }
 
 func (n *Node) tick() {
+	// The status for RecentStatus is taken before the tick, which may
+	// start a CheckQuorum round, when the answers of the last one are in.
+	st := n.status()
+	n.recent.Store(&st)
 	n.rn.Tick()
 	n.ticks++
 	n.retryParked()

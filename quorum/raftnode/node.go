@@ -58,6 +58,10 @@ type Node struct {
 	err      error  // why the loop exited; written before done is closed
 	final    Status // the status when the loop exited; written before done is closed
 
+	// recent is the status as of the last tick, for RecentStatus; nil
+	// before the first tick.
+	recent atomic.Pointer[Status]
+
 	applied atomic.Uint64 // the last applied index
 	seq     atomic.Uint64 // proposal ids; starts at a random value
 
@@ -336,6 +340,23 @@ func (n *Node) Status() Status {
 	case <-n.done:
 		return n.final
 	}
+}
+
+// RecentStatus returns the node's status as of its last tick (at most a
+// TickInterval old while the loop runs, the final status after Stop)
+// without waiting for the loop. Status waits until the loop is free, and
+// the loop may be inside an fsync that takes seconds on a loaded disk:
+// monitoring (ZooKeeper's mntr) must answer regardless.
+func (n *Node) RecentStatus() Status {
+	select {
+	case <-n.done:
+		return n.final
+	default:
+	}
+	if s := n.recent.Load(); s != nil {
+		return *s
+	}
+	return Status{ID: n.id}
 }
 
 // Stop stops the loop, waits for a snapshot being written, fails pending

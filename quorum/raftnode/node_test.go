@@ -331,3 +331,26 @@ func TestProposeFuncAcrossStop(t *testing.T) {
 		}
 	}
 }
+
+// TestRecentStatus: RecentStatus follows the loop's status within a tick
+// without going through the loop, and gives the final status after Stop.
+func TestRecentStatus(t *testing.T) {
+	sm := &testSM{}
+	n := mustStart(t, testConfig(1, t.TempDir()), sm)
+	proposeMany(t, n, "r", 1, 5)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st := n.RecentStatus()
+		if st.Role == RoleLeader && st.AppliedIndex >= 5 && st.Progress[1].Match >= 5 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("recent status %+v", st)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	n.Stop()
+	if st := n.RecentStatus(); st.ID != 1 || st.AppliedIndex < 5 {
+		t.Fatalf("status after Stop %+v", st)
+	}
+}

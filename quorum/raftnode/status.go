@@ -65,7 +65,14 @@ func (n *Node) status() Status {
 	if rs.Progress != nil {
 		s.Progress = make(map[uint64]Progress, len(rs.Progress))
 		for id, pr := range rs.Progress {
-			s.Progress[id] = progressOf(pr)
+			p := progressOf(pr)
+			// raft clears RecentActive at every CheckQuorum tick until the
+			// next heartbeat answer; a member heard from within the last
+			// election timeout is active all the same.
+			if t, ok := n.heard[id]; ok && n.ticks-t <= uint64(n.cfg.ElectionTicks) {
+				p.Active = true
+			}
+			s.Progress[id] = p
 		}
 	}
 	return s

@@ -19,7 +19,22 @@ type Txn struct {
 	// Multi applies Ops atomically (ZooKeeper's multi). Otherwise each op is
 	// applied on its own, in order (normally there is exactly one).
 	Multi bool
+	// Owner is the server the write came through (its myid), or 0: no
+	// owner (a standalone server, or the server itself). A session belongs
+	// to the server that created or last revalidated it; a write of the
+	// session through another server fails with SessionMoved, as
+	// SessionTracker.checkSession fails it on ZooKeeper's leader.
+	Owner int64
 }
+
+// OpRevalidateSession is the txn of a session that reattached to a server
+// of an ensemble (ZooKeeper's Learner.validateSession, which the leader
+// answers by touching the session and making that server its owner): it
+// makes Txn.Owner the owner of Txn.Session, and fails with SessionExpired
+// when the session is not open. SessionTimeout is the renegotiated
+// timeout; the tree keeps the one the session was created with. It is
+// never a client opcode.
+const OpRevalidateSession zkproto.OpCode = -100
 
 // Op is one write. Which fields matter depends on Type:
 //
@@ -30,6 +45,7 @@ type Txn struct {
 //	OpSetACL:                               Path ACL Version (the expected aversion)
 //	OpCreateSession:                        SessionTimeout (the session is Txn.Session)
 //	OpCloseSession:                         (the session is Txn.Session)
+//	OpRevalidateSession:                    SessionTimeout (the session is Txn.Session, the owner Txn.Owner)
 type Op struct {
 	Type           zkproto.OpCode
 	Path           string
@@ -165,6 +181,8 @@ func (t *Tree) applyOp(txn *Txn, op *Op, typ zkproto.OpCode, ev *[]Event) Result
 		r.Err = t.createSession(txn, op)
 	case zkproto.OpCloseSession:
 		t.closeSession(txn, ev)
+	case OpRevalidateSession:
+		r.Err = t.revalidateSession(txn)
 	default:
 		r.Err = zkproto.ErrUnimplemented
 	}

@@ -12,7 +12,8 @@ const txnVersion = 1
 
 // Txn encoding (big-endian jute primitives, see zkproto):
 //
-//	version u8 (=1) | zxid i64 | time i64 | session i64 | flags u8 (1=multi, 2=super)
+//	version u8 (=1) | zxid i64 | time i64 | session i64 | flags u8 (1=multi, 2=super, 4=owner)
+//	owner: i64, only when flag 4 is set (Txn.Owner != 0)
 //	auth:  count i32, then per id:  scheme ustring | id ustring
 //	ops:   count i32, then per op:  type i32 | path ustring | data buffer (-1 = null)
 //	       | acl vector (count i32, then perms i32 | scheme ustring | id ustring)
@@ -20,6 +21,7 @@ const txnVersion = 1
 const (
 	flagMulti = 1 << iota
 	flagSuper
+	flagOwner
 	minOpSize = 4 + 4 + 4 + 4 + 4 + 8 + 4 + 4
 )
 
@@ -32,11 +34,17 @@ func (txn *Txn) Append(dst []byte) []byte {
 	if txn.Super {
 		flags |= flagSuper
 	}
+	if txn.Owner != 0 {
+		flags |= flagOwner
+	}
 	dst = append(dst, txnVersion)
 	dst = zkproto.AppendLong(dst, txn.Zxid)
 	dst = zkproto.AppendLong(dst, txn.Time)
 	dst = zkproto.AppendLong(dst, txn.Session)
 	dst = append(dst, flags)
+	if txn.Owner != 0 {
+		dst = zkproto.AppendLong(dst, txn.Owner)
+	}
 	dst = zkproto.AppendInt(dst, int32(len(txn.Auth)))
 	for _, id := range txn.Auth {
 		dst = zkproto.AppendID(dst, id)
@@ -76,11 +84,16 @@ func DecodeTxn(b []byte) (Txn, error) {
 	txn.Time = r.Long()
 	txn.Session = r.Long()
 	flags := byteOf(r)
-	if flags&^(flagMulti|flagSuper) != 0 {
+	if flags&^(flagMulti|flagSuper|flagOwner) != 0 {
 		r.Fail(fmt.Errorf("znode: unknown txn flags %#x", flags))
 	}
 	txn.Multi = flags&flagMulti != 0
 	txn.Super = flags&flagSuper != 0
+	if flags&flagOwner != 0 {
+		if txn.Owner = r.Long(); txn.Owner == 0 {
+			r.Fail(errors.New("znode: txn owner flag with owner 0"))
+		}
+	}
 	if n := r.VectorLen(8); n > 0 {
 		txn.Auth = make([]zkproto.ID, n)
 		for i := range txn.Auth {

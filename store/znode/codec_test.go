@@ -22,6 +22,7 @@ func sampleTxns() []Txn {
 			{Type: zkproto.OpSetData, Path: "/x", Data: []byte("v"), Version: 3},
 			{Type: zkproto.OpCheck, Path: "/x", Version: -1},
 		}},
+		{Zxid: 3, Session: sess, Owner: 2, Ops: []Op{{Type: OpRevalidateSession, SessionTimeout: 4000}}},
 	}
 }
 

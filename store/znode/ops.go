@@ -15,11 +15,40 @@ import (
 // writing by Apply.
 
 // checkSession is SessionTracker.checkSession: a write from a session that is
-// not open (expired or closed before the write was applied) fails.
+// not open (expired or closed before the write was applied) fails, and so
+// does a write that came through a server that no longer owns the session
+// (SessionMoved). A session without an owner (created by a standalone
+// server) is adopted by the first server that writes through it, as
+// ZooKeeper's leader adopts a session it has no owner for.
 func (t *Tree) checkSession(txn *Txn) zkproto.Err {
-	if txn.Session != 0 && !t.sessions.Has(sessionRec{id: txn.Session}) {
+	if txn.Session == 0 {
+		return zkproto.ErrOK
+	}
+	s, ok := t.sessions.Get(sessionRec{id: txn.Session})
+	if !ok {
 		return zkproto.ErrSessionExpired
 	}
+	if txn.Owner != 0 {
+		switch s.owner {
+		case txn.Owner:
+		case 0:
+			s.owner = txn.Owner
+			t.sessions.ReplaceOrInsert(s)
+		default:
+			return zkproto.ErrSessionMoved
+		}
+	}
+	return zkproto.ErrOK
+}
+
+// revalidateSession makes txn.Owner the owner of txn.Session.
+func (t *Tree) revalidateSession(txn *Txn) zkproto.Err {
+	s, ok := t.sessions.Get(sessionRec{id: txn.Session})
+	if !ok || txn.Session == 0 {
+		return zkproto.ErrSessionExpired
+	}
+	s.owner = txn.Owner
+	t.sessions.ReplaceOrInsert(s)
 	return zkproto.ErrOK
 }
 
@@ -284,7 +313,7 @@ func (t *Tree) createSession(txn *Txn, op *Op) zkproto.Err {
 	if kindOf(id, t.opts.ExtendedTypes) != kindEphemeral {
 		return zkproto.ErrBadArguments
 	}
-	t.sessions.ReplaceOrInsert(sessionRec{id: id, timeout: op.SessionTimeout})
+	t.sessions.ReplaceOrInsert(sessionRec{id: id, timeout: op.SessionTimeout, owner: txn.Owner})
 	return zkproto.ErrOK
 }
 

@@ -167,6 +167,15 @@ func (t *Tree) Sessions() map[int64]int32 {
 	return m
 }
 
+// SessionOwner returns the myid of the server that owns session id (0 when
+// it has none) and whether the session is open.
+func (t *Tree) SessionOwner(id int64) (int64, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	s, ok := t.sessions.Get(sessionRec{id: id})
+	return s.owner, ok
+}
+
 // SessionExists reports whether session id is open.
 func (t *Tree) SessionExists(id int64) bool {
 	t.mu.RLock()

@@ -14,9 +14,10 @@ import (
 // Snapshot format (big-endian jute primitives), CRC-32C over every byte
 // before the trailer:
 //
-//	magic "ZKFTREE\x01" | lastZxid i64
+//	magic "ZKFTREE\x02" | lastZxid i64
 //	acls:     count i32, then per list: ACL vector (as zkproto.AppendACLs)
-//	sessions: count i32, then per session: id i64 | timeout i32
+//	sessions: count i32, then per session: id i64 | timeout i32 | owner i64
+//	          (version 1, "ZKFTREE\x01", has no owner: it reads as 0)
 //	nodes:    count i64, then per node in key order (parents first):
 //	          path ustring | data buffer (-1 = null) | acl i32 | czxid i64 | mzxid i64
 //	          | pzxid i64 | ctime i64 | mtime i64 | owner i64 | version i32
@@ -24,7 +25,10 @@ import (
 //	crc32c u32
 //
 // numChildren is not stored: loading recounts it.
-var snapMagic = [8]byte{'Z', 'K', 'F', 'T', 'R', 'E', 'E', 1}
+var snapMagic = [8]byte{'Z', 'K', 'F', 'T', 'R', 'E', 'E', 2}
+
+// snapMagicV1 is the format before session owners; ReadSnapshot reads it.
+var snapMagicV1 = [8]byte{'Z', 'K', 'F', 'T', 'R', 'E', 'E', 1}
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
@@ -49,7 +53,7 @@ func (t *Tree) WriteSnapshot(w io.Writer) error {
 	}
 	sw.write(zkproto.AppendInt(sw.scratch[:0], int32(t.sessions.Len())))
 	t.sessions.Ascend(func(s sessionRec) bool {
-		sw.write(zkproto.AppendInt(zkproto.AppendLong(sw.scratch[:0], s.id), s.timeout))
+		sw.write(zkproto.AppendLong(zkproto.AppendInt(zkproto.AppendLong(sw.scratch[:0], s.id), s.timeout), s.owner))
 		return sw.err == nil
 	})
 	sw.write(zkproto.AppendLong(sw.scratch[:0], int64(t.nodes.Len())))
@@ -126,17 +130,21 @@ func ReadSnapshot(r io.Reader, opts Options) (*Tree, error) {
 func (sr *snapReader) tree(opts Options) (*Tree, error) {
 	var magic [8]byte
 	sr.full(magic[:])
-	if sr.err == nil && magic != snapMagic {
+	if sr.err == nil && magic != snapMagic && magic != snapMagicV1 {
 		return nil, fmt.Errorf("%w: bad magic", ErrCorrupt)
 	}
+	owners := magic == snapMagic
 	t := newEmpty(opts)
 	t.lastZxid = sr.long()
 	if err := sr.acls(t); err != nil {
 		return nil, err
 	}
 	for n := sr.count(); n > 0 && sr.err == nil; n-- {
-		id, timeout := sr.long(), sr.int()
-		t.sessions.ReplaceOrInsert(sessionRec{id: id, timeout: timeout})
+		rec := sessionRec{id: sr.long(), timeout: sr.int()}
+		if owners {
+			rec.owner = sr.long()
+		}
+		t.sessions.ReplaceOrInsert(rec)
 	}
 	count := sr.long()
 	if count < 0 {

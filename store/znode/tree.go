@@ -64,6 +64,7 @@ type ownerRef struct {
 type sessionRec struct {
 	id      int64
 	timeout int32
+	owner   int64 // the myid of the server that owns the session; 0 = none
 }
 
 type undoRec struct{ old, new *node }
