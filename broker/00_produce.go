@@ -42,15 +42,15 @@ func handleProduce(c *conn, hdr *kproto.RequestHeader, body []byte) (*response, 
 		return nil, err
 	}
 	now := c.b.now()
-	var resp kproto.ProduceResponse
-	resp.Topics = make([]kproto.ProduceTopicResponse, len(req.Topics))
+	resp := &c.produceResp // reused: the response is encoded before the next request
+	resp.Topics = resize2(resp.Topics, len(req.Topics))
 	failed := false
 	for i := range req.Topics {
 		rt := &req.Topics[i]
 		t := c.b.cluster.topic(rt.Topic)
 		out := &resp.Topics[i]
 		out.Topic = rt.Topic
-		out.Partitions = make([]kproto.ProducePartitionResponse, len(rt.Partitions))
+		out.Partitions = resize2(out.Partitions, len(rt.Partitions))
 		for j := range rt.Partitions {
 			rp := &rt.Partitions[j]
 			pr := c.producePartition(req, t, rp, now)

@@ -41,7 +41,7 @@ func testBatch(n int) []byte {
 
 // newTestBroker is a broker without ZooKeeper holding one topic "t" with
 // one local partition.
-func newTestBroker(t *testing.T) (*Broker, *partition) {
+func newTestBroker(t testing.TB) (*Broker, *partition) {
 	dir := t.TempDir()
 	cfg := DefaultConfig(dir)
 	b := &Broker{cfg: cfg, log: slog.New(slog.DiscardHandler), now: time.Now, done: make(chan struct{})}

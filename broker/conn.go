@@ -37,12 +37,13 @@ type conn struct {
 	writerErr  atomic.Bool
 
 	// Per-connection scratch reused across requests (reader goroutine only).
-	scratch    []byte // decompression buffer for ValidateBatch
-	produceReq kproto.ProduceRequest
-	fetchReq   kproto.FetchRequest
-	fetch      fetchState
-	listReq    kproto.ListOffsetsRequest
-	metaReq    kproto.MetadataRequest
+	scratch     []byte // decompression buffer for ValidateBatch
+	produceReq  kproto.ProduceRequest
+	produceResp kproto.ProduceResponse
+	fetchReq    kproto.FetchRequest
+	fetch       fetchState
+	listReq     kproto.ListOffsetsRequest
+	metaReq     kproto.MetadataRequest
 }
 
 // response is a complete response frame, possibly with holes that the
@@ -57,6 +58,9 @@ type response struct {
 // requests: large enough for the multi-MiB Produce requests producers send
 // (so they are not reallocated each time), small enough not to pin memory.
 const maxKeptFrameBytes = 16 << 20
+
+// readBufferBytes is the connection's read buffer (see readLoop).
+const readBufferBytes = 16 << 10
 
 var responsePool = sync.Pool{New: func() any { return &response{buf: make([]byte, 0, 4096)} }}
 
@@ -103,7 +107,10 @@ func (c *conn) serve() {
 }
 
 func (c *conn) readLoop() {
-	br := bufio.NewReaderSize(c.nc, 64<<10)
+	// The bufio buffer only batches small requests (several per read);
+	// a larger frame's body is read straight into the frame buffer, and
+	// only what bufio had already read of it is copied, so keep it small.
+	br := bufio.NewReaderSize(c.nc, readBufferBytes)
 	buf := make([]byte, 0, 64<<10)
 	for {
 		frame, err := kproto.ReadFrame(br, buf, int(c.b.cfg.SocketRequestMaxBytes))

@@ -1,6 +1,7 @@
 package kproto
 
 import (
+	"encoding/binary"
 	"fmt"
 	"testing"
 
@@ -109,5 +110,39 @@ func BenchmarkRecordsCompressed(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkValidateBatch1KiB is the raw bench's batch: 256 records of 1 KiB
+// values, uncompressed (CRC and record walk).
+func BenchmarkValidateBatch1KiB(b *testing.B) {
+	var recs []byte
+	val := make([]byte, 1024)
+	for i := range 256 {
+		r := kmsg.Record{OffsetDelta: int32(i), Value: val}
+		enc := r.AppendTo(nil)
+		r.Length = int32(len(enc) - 1)
+		recs = r.AppendTo(recs)
+	}
+	rb := kmsg.RecordBatch{Magic: 2, LastOffsetDelta: 255, ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1, NumRecords: 256, Records: recs}
+	raw := rb.AppendTo(nil)
+	binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-12))
+	batch := Batch(raw)
+	batch.SetCRC()
+	b.SetBytes(int64(len(batch)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ValidateBatch(batch, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCRC1KiB is the CRC part of BenchmarkValidateBatch1KiB.
+func BenchmarkCRC1KiB(b *testing.B) {
+	batch := Batch(make([]byte, 61+256*1035))
+	b.SetBytes(int64(len(batch)))
+	for b.Loop() {
+		batch.VerifyCRC()
 	}
 }

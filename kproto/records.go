@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
@@ -186,44 +187,125 @@ func ValidateBatchLimit(b Batch, scratch []byte, maxSize int) ([]byte, error) {
 	if int64(b.LastOffsetDelta())+1 != int64(n) {
 		return scratch, fmt.Errorf("%w: last offset delta %d does not match record count %d", ErrInvalidRecord, b.LastOffsetDelta(), n)
 	}
-	it, err := RecordsLimit(b, scratch, maxSize)
-	if err != nil {
-		return it.Scratch(), err
-	}
-	var seen int32
-	for {
-		r, ok := it.Next()
-		if !ok {
-			break
+	data := b.RecordsData()
+	if codec := b.Codec(); codec != CodecNone {
+		out, err := Decompress(scratch[:0], codec, data, maxSize)
+		scratch = out
+		if err != nil {
+			return scratch, err
 		}
-		if r.OffsetDelta != seen {
-			return it.Scratch(), fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, seen, r.OffsetDelta)
-		}
-		if _, err := skipHeaders(&r); err != nil {
-			return it.Scratch(), err
-		}
-		seen++
+		data = out
 	}
-	if err := it.Err(); err != nil {
-		return it.Scratch(), err
-	}
-	if seen != n || len(it.Rest()) != 0 {
-		return it.Scratch(), fmt.Errorf("%w: header says %d records, found %d and %d extra bytes", ErrInvalidRecord, n, seen, len(it.Rest()))
-	}
-	return it.Scratch(), nil
+	return scratch, validateRecords(data, n)
 }
 
-// skipHeaders checks the headers of r without allocating.
-func skipHeaders(r *Record) (int32, error) {
-	b := Reader{Src: r.RawHeaders}
-	for i := int32(0); i < r.NumHeaders; i++ {
-		b.Span(int(b.Varint())) // header keys are not nullable: -1 fails
-		varBytes(&b)
+// validateRecords checks that data holds exactly n well-formed records
+// (the records section of a batch, decompressed) with offset deltas 0, 1,
+// ..., n-1. It accepts and rejects exactly what walking the records with
+// RecordIter.Next, checking each OffsetDelta and skipHeaders does (the
+// reference in the tests), but reads each field's varint in place without
+// building Record values: lengths, the offset delta and the header count
+// are decoded, the other fields are skipped.
+func validateRecords(data []byte, n int32) error {
+	for i := int32(0); i < n; i++ {
+		length, k := varint32(data)
+		if k <= 0 || length < 0 || int(length) > len(data)-k {
+			return fmt.Errorf("%w: bad record length", ErrInvalidRecord)
+		}
+		body := data[k : k+int(length)]
+		data = data[k+int(length):]
+		od, ok := recordOffsetDelta(body)
+		if !ok {
+			return fmt.Errorf("%w: truncated record", ErrInvalidRecord)
+		}
+		if od != i {
+			return fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, i, od)
+		}
 	}
-	if err := b.Complete(); err != nil {
-		return 0, fmt.Errorf("%w: headers: %v", ErrInvalidRecord, err)
+	if len(data) != 0 {
+		return fmt.Errorf("%w: header says %d records, found %d and %d extra bytes", ErrInvalidRecord, n, n, len(data))
 	}
-	return r.NumHeaders, nil
+	return nil
+}
+
+// recordOffsetDelta checks one record body (after its length) and returns
+// its offset delta; ok is false where RecordIter.Next or skipHeaders fail.
+// A header error is reported as not ok too: both are ErrInvalidRecord.
+func recordOffsetDelta(b []byte) (od int32, ok bool) {
+	// attributes int8
+	if len(b) < 1 {
+		return 0, false
+	}
+	b = b[1:]
+	// timestamp_delta varlong
+	if len(b) > 0 && b[0] < 0x80 {
+		b = b[1:]
+	} else {
+		_, k := binary.Varint(b)
+		if k <= 0 {
+			return 0, false
+		}
+		b = b[k:]
+	}
+	od, k := varint32(b)
+	if k <= 0 {
+		return 0, false
+	}
+	b = b[k:]
+	if b, ok = skipVarBytes(b); !ok { // key
+		return 0, false
+	}
+	if b, ok = skipVarBytes(b); !ok { // value
+		return 0, false
+	}
+	nh, k := varint32(b)
+	if k <= 0 {
+		return 0, false
+	}
+	b = b[k:]
+	if nh < 0 || int(nh) > len(b)/2 {
+		return 0, false
+	}
+	for range nh {
+		// header key: not nullable
+		kl, k := varint32(b)
+		if k <= 0 || kl < 0 || int(kl) > len(b)-k {
+			return 0, false
+		}
+		b = b[k+int(kl):]
+		if b, ok = skipVarBytes(b); !ok { // header value
+			return 0, false
+		}
+	}
+	return od, len(b) == 0
+}
+
+// skipVarBytes skips varint-length bytes (-1 is null), as varBytes reads them.
+func skipVarBytes(b []byte) ([]byte, bool) {
+	n, k := varint32(b)
+	switch {
+	case k <= 0 || n < -1:
+		return nil, false
+	case n == -1:
+		return b[k:], true
+	case int(n) > len(b)-k:
+		return nil, false
+	}
+	return b[k+int(n):], true
+}
+
+// varint32 decodes a zig-zag varint as Reader.Varint does: k <= 0 where
+// Reader.Varint fails (short input, more than 5 bytes, outside int32).
+func varint32(b []byte) (v int32, k int) {
+	if len(b) > 0 && b[0] < 0x80 {
+		u := uint32(b[0])
+		return int32(u>>1) ^ -int32(u&1), 1
+	}
+	x, k := binary.Varint(b)
+	if k <= 0 || k > 5 || x < math.MinInt32 || x > math.MaxInt32 {
+		return 0, 0
+	}
+	return int32(x), k
 }
 
 // Decompress appends the decompression of src with codec to dst, failing if

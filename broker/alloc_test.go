@@ -1,0 +1,135 @@
+package broker
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/kproto"
+)
+
+// allocConn is a conn for calling handlers directly.
+func allocConn(b *Broker) *conn {
+	return &conn{b: b, log: b.log, out: make(chan *response, 16), writerGone: make(chan struct{})}
+}
+
+func produceRequestBody(version int16, batch []byte) []byte {
+	req := kmsg.NewPtrProduceRequest()
+	req.Version, req.Acks, req.TimeoutMillis = version, 1, 30000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = "t"
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Records = batch
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return req.AppendTo(nil)
+}
+
+func fetchRequestBody(version int16, offset int64) []byte {
+	req := kmsg.NewPtrFetchRequest()
+	req.Version, req.ReplicaID, req.MaxBytes, req.MinBytes = version, -1, 1<<20, 1
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = "t"
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.PartitionMaxBytes = 1 << 20
+	rp.FetchOffset = offset
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return req.AppendTo(nil)
+}
+
+// TestProduceFetchAllocs pins the allocations of one Produce and one
+// Fetch (with data) of one partition, handler to response.
+func TestProduceFetchAllocs(t *testing.T) {
+	b, _ := newTestBroker(t)
+	c := allocConn(b)
+	batch := testBatch(1000)
+	for _, v := range []int16{3, 7, 9} {
+		body := produceRequestBody(v, batch)
+		hdr := kproto.RequestHeader{APIKey: kproto.KeyProduce, APIVersion: v, CorrelationID: 1}
+		run := func() {
+			resp, err := handleProduce(c, &hdr, body)
+			if err != nil || resp == nil {
+				t.Fatal(err)
+			}
+			resp.release()
+		}
+		run()
+		allocs := testing.AllocsPerRun(200, run)
+		t.Logf("produce v%d: %.1f allocs", v, allocs)
+		if allocs > maxProduceAllocs {
+			t.Errorf("produce v%d: %.1f allocs per request, want at most %d", v, allocs, maxProduceAllocs)
+		}
+	}
+	for _, v := range []int16{4, 11, 12} {
+		body := fetchRequestBody(v, 0)
+		hdr := kproto.RequestHeader{APIKey: kproto.KeyFetch, APIVersion: v, CorrelationID: 1}
+		run := func() {
+			resp, err := handleFetch(c, &hdr, body)
+			if err != nil || resp == nil || len(resp.ranges) != 1 {
+				t.Fatal(err)
+			}
+			resp.release()
+		}
+		run()
+		allocs := testing.AllocsPerRun(200, run)
+		t.Logf("fetch v%d: %.1f allocs", v, allocs)
+		if allocs > maxFetchAllocs {
+			t.Errorf("fetch v%d: %.1f allocs per request, want at most %d", v, allocs, maxFetchAllocs)
+		}
+	}
+}
+
+const (
+	maxProduceAllocs = 2
+	maxFetchAllocs   = 0
+)
+
+// BenchmarkProduceHandler is the raw bench's produce request (one batch of
+// 256 records of 1 KiB) through handleProduce: decode, validate, append
+// (one pwrite) and the response; no socket.
+func BenchmarkProduceHandler(b *testing.B) {
+	br, _ := newTestBroker(b)
+	c := allocConn(br)
+	batch := testBatchN(256, 1024)
+	body := produceRequestBody(7, batch)
+	hdr := kproto.RequestHeader{APIKey: kproto.KeyProduce, APIVersion: 7, CorrelationID: 1}
+	b.SetBytes(int64(len(batch)))
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := handleProduce(c, &hdr, body)
+		if err != nil || resp == nil {
+			b.Fatal(err)
+		}
+		resp.release()
+	}
+}
+
+// testBatchN builds an uncompressed batch of n records of size bytes each.
+func testBatchN(n, size int) []byte {
+	var recs []byte
+	for i := range n {
+		var r []byte
+		r = append(r, 0)
+		r = binary.AppendVarint(r, 0)
+		r = binary.AppendVarint(r, int64(i))
+		r = binary.AppendVarint(r, -1)
+		r = binary.AppendVarint(r, int64(size))
+		r = append(r, make([]byte, size)...)
+		r = binary.AppendVarint(r, 0)
+		recs = binary.AppendVarint(recs, int64(len(r)))
+		recs = append(recs, r...)
+	}
+	b := make([]byte, 61, 61+len(recs))
+	binary.BigEndian.PutUint32(b[8:], uint32(49+len(recs)))
+	b[16] = 2
+	binary.BigEndian.PutUint32(b[23:], uint32(n-1))
+	binary.BigEndian.PutUint64(b[43:], ^uint64(0)) // producer id -1
+	binary.BigEndian.PutUint16(b[51:], 0xffff)
+	binary.BigEndian.PutUint32(b[53:], 0xffffffff)
+	binary.BigEndian.PutUint32(b[57:], uint32(n))
+	b = append(b, recs...)
+	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return b
+}
