@@ -16,7 +16,7 @@ import (
 
 func TestCreateDescribeDeleteTopics(t *testing.T) {
 	e := startBroker(t)
-	adm := e.admin()
+	adm := e.Admin()
 	ctx := ctxT(t)
 	res, err := adm.CreateTopic(ctx, 3, 1, map[string]*string{"retention.ms": kadm.StringPtr("3600000")}, "orders")
 	if err != nil || res.Err != nil {
@@ -70,12 +70,12 @@ func TestCreateDescribeDeleteTopics(t *testing.T) {
 	if td, _ := adm.ListTopics(ctx); len(td) != 0 {
 		t.Fatalf("topics after delete: %v", td.Names())
 	}
-	if _, err := os.Stat(filepath.Join(e.cfg.LogDirs[0], "orders-0")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(e.Config.LogDirs[0], "orders-0")); !os.IsNotExist(err) {
 		t.Errorf("partition directory still there after delete: %v", err)
 	}
-	z := e.zk()
+	z := e.ZK()
 	for _, p := range []string{"/brokers/topics/orders", "/config/topics/orders", "/admin/delete_topics/orders"} {
-		if ok, _, _ := z.Exists(e.path(p)); ok {
+		if ok, _, _ := z.Exists(e.Path(p)); ok {
 			t.Errorf("%s still exists after delete", p)
 		}
 	}
@@ -86,7 +86,7 @@ func TestCreateDescribeDeleteTopics(t *testing.T) {
 
 func TestCreateTopicValidation(t *testing.T) {
 	e := startBroker(t)
-	adm := e.admin()
+	adm := e.Admin()
 	ctx := ctxT(t)
 	cases := []struct {
 		name    string
@@ -134,16 +134,16 @@ func TestCreateTopicValidation(t *testing.T) {
 // checks Apache Kafka's JSON shapes.
 func TestZNodesLookLikeKafka(t *testing.T) {
 	e := startBroker(t)
-	adm := e.admin()
+	adm := e.Admin()
 	ctx := ctxT(t)
 	res, err := adm.CreateTopic(ctx, 2, 1, map[string]*string{"retention.bytes": kadm.StringPtr("1000000")}, "layout")
 	if err != nil {
 		t.Fatal(err)
 	}
-	z := e.zk()
+	z := e.ZK()
 	get := func(p string) map[string]any {
 		t.Helper()
-		data, _, err := z.Get(e.path(p))
+		data, _, err := z.Get(e.Path(p))
 		if err != nil {
 			t.Fatalf("get %s: %v", p, err)
 		}
@@ -171,10 +171,10 @@ func TestZNodesLookLikeKafka(t *testing.T) {
 	}
 	br := get("/brokers/ids/0")
 	keys("/brokers/ids/0", br, "version", "host", "port", "endpoints", "listener_security_protocol_map", "jmx_port", "timestamp")
-	if br["version"] != 5.0 || br["endpoints"].([]any)[0] != "PLAINTEXT://"+e.addr || br["jmx_port"] != -1.0 {
+	if br["version"] != 5.0 || br["endpoints"].([]any)[0] != "PLAINTEXT://"+e.Addr || br["jmx_port"] != -1.0 {
 		t.Errorf("/brokers/ids/0 = %v", br)
 	}
-	if _, st, _ := z.Get(e.path("/brokers/ids/0")); st.EphemeralOwner == 0 {
+	if _, st, _ := z.Get(e.Path("/brokers/ids/0")); st.EphemeralOwner == 0 {
 		t.Errorf("/brokers/ids/0 is not ephemeral")
 	}
 	tp := get("/brokers/topics/layout")
@@ -197,12 +197,12 @@ func TestZNodesLookLikeKafka(t *testing.T) {
 	if ctl["brokerid"] != 0.0 || ctl["version"] != 2.0 {
 		t.Errorf("/controller = %v", ctl)
 	}
-	epoch, _, err := z.Get(e.path("/controller_epoch"))
+	epoch, _, err := z.Get(e.Path("/controller_epoch"))
 	if err != nil || string(epoch) != "1" {
 		t.Errorf("/controller_epoch = %q %v", epoch, err)
 	}
 	for _, p := range []string{"/admin/delete_topics", "/config/changes", "/brokers/seqid", "/isr_change_notification"} {
-		if ok, _, _ := z.Exists(e.path(p)); !ok {
+		if ok, _, _ := z.Exists(e.Path(p)); !ok {
 			t.Errorf("%s missing", p)
 		}
 	}
@@ -212,17 +212,17 @@ func TestZNodesLookLikeKafka(t *testing.T) {
 // broker or Kafka's tools would, and expects the broker to pick it up.
 func TestTopicCreatedInZooKeeperIsServed(t *testing.T) {
 	e := startBroker(t)
-	z := e.zk()
+	z := e.ZK()
 	data := `{"version":3,"partitions":{"0":[0],"1":[0]},"adding_replicas":{},"removing_replicas":{},"topic_id":"AAAAAAAAAAAAAAAAAAAAAQ"}`
-	if _, err := z.Create(e.path("/brokers/topics/external"), []byte(data), 0, openACL); err != nil {
+	if _, err := z.Create(e.Path("/brokers/topics/external"), []byte(data), 0, openACL); err != nil {
 		t.Fatal(err)
 	}
-	adm := e.admin()
+	adm := e.Admin()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		td, err := adm.ListTopics(ctxT(t), "external")
 		if err == nil && td["external"].Err == nil && len(td["external"].Partitions) == 2 {
-			if ok, _, _ := z.Exists(e.path("/brokers/topics/external/partitions/1/state")); !ok {
+			if ok, _, _ := z.Exists(e.Path("/brokers/topics/external/partitions/1/state")); !ok {
 				t.Fatalf("controller did not write the partition state")
 			}
 			break
@@ -232,7 +232,7 @@ func TestTopicCreatedInZooKeeperIsServed(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	c := e.client()
+	c := e.Client()
 	produceSync(t, c, recordTo("external", 1, "v"))
 }
 

@@ -11,21 +11,21 @@ import (
 
 func TestOversizedRequestClosesOnlyThatConnection(t *testing.T) {
 	e := startBroker(t, func(c *broker.Config) { c.SocketRequestMaxBytes = 1 << 20 })
-	bystander := dialRaw(t, e.addr)
+	bystander := dialRaw(t, e.Addr)
 	bystander.roundTrip(kmsg.NewPtrApiVersionsRequest())
 	for _, size := range []uint32{1<<20 + 1, 0xffffffff} {
-		c := dialRaw(t, e.addr)
+		c := dialRaw(t, e.Addr)
 		c.write(binary.BigEndian.AppendUint32(nil, size))
 		if !c.closed() {
 			t.Errorf("size %#x: connection not closed", size)
 		}
 	}
-	garbage := dialRaw(t, e.addr)
+	garbage := dialRaw(t, e.Addr)
 	garbage.write([]byte{0, 0, 0, 3, 1, 2, 3}) // shorter than a header
 	if !garbage.closed() {
 		t.Errorf("truncated header: connection not closed")
 	}
-	unknown := dialRaw(t, e.addr)
+	unknown := dialRaw(t, e.Addr)
 	unknown.write([]byte{0, 0, 0, 10, 0x7f, 0x00, 0, 0, 0, 0, 1, 0xff, 0xff, 0}) // key 32512
 	if !unknown.closed() {
 		t.Errorf("unknown api key: connection not closed")
@@ -38,7 +38,7 @@ func TestOversizedRequestClosesOnlyThatConnection(t *testing.T) {
 
 func TestApiVersionsTooNewGetsV0Reply(t *testing.T) {
 	e := startBroker(t)
-	c := dialRaw(t, e.addr)
+	c := dialRaw(t, e.Addr)
 	req := kmsg.NewPtrApiVersionsRequest()
 	req.Version = 3
 	corr := c.send(&versioned{req, 9})
@@ -80,7 +80,7 @@ func (r *versioned) GetVersion() int16 { return r.v }
 func TestCorruptBatchRejected(t *testing.T) {
 	e := startBroker(t)
 	createTopic(t, e, "crc", 1)
-	c := dialRaw(t, e.addr)
+	c := dialRaw(t, e.Addr)
 	b := buildBatch(-1, -1, -1, nowMs(), "hello")
 	b[len(b)-2] ^= 0xff
 	if r := produceRaw(c, "crc", 0, b); r.ErrorCode != kerr.CorruptMessage.Code {
@@ -105,7 +105,7 @@ func TestCorruptBatchRejected(t *testing.T) {
 
 func TestUnknownTopicWithoutAutoCreate(t *testing.T) {
 	e := startBroker(t, func(c *broker.Config) { c.AutoCreateTopics = false })
-	c := dialRaw(t, e.addr)
+	c := dialRaw(t, e.Addr)
 	req := kmsg.NewPtrMetadataRequest()
 	req.Version = 12
 	rt := kmsg.NewMetadataRequestTopic()
@@ -127,7 +127,7 @@ func TestUnknownTopicWithoutAutoCreate(t *testing.T) {
 
 func TestMetadataAutoCreates(t *testing.T) {
 	e := startBroker(t, func(c *broker.Config) { c.NumPartitions = 3 })
-	c := dialRaw(t, e.addr)
+	c := dialRaw(t, e.Addr)
 	req := kmsg.NewPtrMetadataRequest()
 	req.Version = 12
 	rt := kmsg.NewMetadataRequestTopic()

@@ -29,8 +29,8 @@ func fetchReq(topic string, partition int32, offset int64, maxWait time.Duration
 func TestFetchLongPollWokenByProduce(t *testing.T) {
 	e := startBroker(t)
 	createTopic(t, e, "poll", 1)
-	fc := dialRaw(t, e.addr)
-	pc := dialRaw(t, e.addr)
+	fc := dialRaw(t, e.Addr)
+	pc := dialRaw(t, e.Addr)
 	for round := 0; round < 3; round++ {
 		corr := fc.send(fetchReq("poll", 0, int64(round), 5*time.Second))
 		time.Sleep(100 * time.Millisecond) // let the fetch park
@@ -72,8 +72,8 @@ func TestFetchLongPollWokenByProduce(t *testing.T) {
 func TestFetchOffsetOutOfRange(t *testing.T) {
 	e := startBroker(t)
 	createTopic(t, e, "oor", 1)
-	produceSync(t, e.client(), recordTo("oor", 0, "x"))
-	c := dialRaw(t, e.addr)
+	produceSync(t, e.Client(), recordTo("oor", 0, "x"))
+	c := dialRaw(t, e.Addr)
 	for _, off := range []int64{-5, 2, 100} {
 		resp := c.roundTrip(fetchReq("oor", 0, off, 0)).(*kmsg.FetchResponse)
 		if code := resp.Topics[0].Partitions[0].ErrorCode; code != kerr.OffsetOutOfRange.Code {
@@ -90,7 +90,7 @@ func TestFetchOffsetOutOfRange(t *testing.T) {
 func TestManyPartitions(t *testing.T) {
 	e := startBroker(t)
 	createTopic(t, e, "wide", 32)
-	p := e.client(kgo.DefaultProduceTopic("wide"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	p := e.Client(kgo.DefaultProduceTopic("wide"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	var recs []*kgo.Record
 	for i := 0; i < 32*20; i++ {
 		recs = append(recs, &kgo.Record{Partition: int32(i % 32), Value: []byte(fmt.Sprint(i))})
@@ -119,7 +119,7 @@ func TestConcurrentProducersOnePartition(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := e.client(kgo.DefaultProduceTopic("busy"))
+			c := e.Client(kgo.DefaultProduceTopic("busy"))
 			for i := 0; i < 50; i++ {
 				if err := c.ProduceSync(ctxT(t), &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
 					t.Error(err)

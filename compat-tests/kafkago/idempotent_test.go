@@ -28,7 +28,7 @@ func produceRaw(c *rawConn, topic string, partition int32, batch []byte) *kmsg.P
 
 func createTopic(t testing.TB, e *env, name string, partitions int32) {
 	t.Helper()
-	if _, err := e.admin().CreateTopic(ctxT(t), partitions, 1, nil, name); err != nil {
+	if _, err := e.Admin().CreateTopic(ctxT(t), partitions, 1, nil, name); err != nil {
 		t.Fatalf("create %s: %v", name, err)
 	}
 }
@@ -38,7 +38,7 @@ func createTopic(t testing.TB, e *env, name string, partitions int32) {
 func TestDuplicateBatchAppendedOnce(t *testing.T) {
 	e := startBroker(t)
 	createTopic(t, e, "dups", 1)
-	c := dialRaw(t, e.addr)
+	c := dialRaw(t, e.Addr)
 	ipid := kmsg.NewPtrInitProducerIDRequest()
 	ipid.Version = 4
 	pr := c.roundTrip(ipid).(*kmsg.InitProducerIDResponse)
@@ -68,8 +68,8 @@ func TestDuplicateBatchAppendedOnce(t *testing.T) {
 		t.Fatalf("log holds %d records", len(got))
 	}
 	// The state survives a restart: the retry is still recognised.
-	e.restart()
-	c = dialRaw(t, e.addr)
+	e.Restart()
+	c = dialRaw(t, e.Addr)
 	again = produceRaw(c, "dups", 0, buildBatch(pid, epoch, 3, nowMs(), "d"))
 	if again.ErrorCode != 0 || again.BaseOffset != 3 {
 		t.Fatalf("retry after restart: %+v", again)
@@ -130,7 +130,7 @@ func TestIdempotentProducerRetries(t *testing.T) {
 	createTopic(t, e, "retries", 1)
 	d := &flakyDialer{}
 	d.drops.Store(3)
-	p := e.client(kgo.Dialer(d.DialContext), kgo.DefaultProduceTopic("retries"), kgo.RequestRetries(20),
+	p := e.Client(kgo.Dialer(d.DialContext), kgo.DefaultProduceTopic("retries"), kgo.RequestRetries(20),
 		kgo.ProducerLinger(0))
 	const n = 300
 	var wg sync.WaitGroup

@@ -10,8 +10,8 @@ import (
 func TestClusterCoordinatorAndEpochAPIs(t *testing.T) {
 	e := startBroker(t)
 	createTopic(t, e, "epochs", 1)
-	produceSync(t, e.client(), recordTo("epochs", 0, "a"), recordTo("epochs", 0, "b"))
-	c := dialRaw(t, e.addr)
+	produceSync(t, e.Client(), recordTo("epochs", 0, "a"), recordTo("epochs", 0, "b"))
+	c := dialRaw(t, e.Addr)
 
 	dc := kmsg.NewPtrDescribeClusterRequest()
 	dc.Version = 1

@@ -20,7 +20,7 @@ func listOffset(t testing.TB, e *env, topic string, partition int32, ts int64) i
 
 func listOffsetTs(t testing.TB, e *env, topic string, partition int32, ts int64, version int16) (int64, int64, int16) {
 	t.Helper()
-	c := dialRaw(t, e.addr)
+	c := dialRaw(t, e.Addr)
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.Version, req.ReplicaID = version, -1
 	rt := kmsg.NewListOffsetsRequestTopic()
@@ -43,7 +43,7 @@ func listOffsetTs(t testing.TB, e *env, topic string, partition int32, ts int64,
 func TestListOffsetsByTime(t *testing.T) {
 	e := startBroker(t)
 	createTopic(t, e, "times", 1)
-	c := dialRaw(t, e.addr)
+	c := dialRaw(t, e.Addr)
 	base := int64(1_700_000_000_000)
 	for i := int64(0); i < 10; i++ { // batches of 3 records at base+1000*i
 		b := buildBatch(-1, -1, -1, base+1000*i, "a", "b", "c")

@@ -22,7 +22,7 @@ func consumeN(t testing.TB, e *env, topic string, n int, opts ...kgo.Opt) []*kgo
 	t.Helper()
 	opts = append([]kgo.Opt{kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxWait(200 * time.Millisecond)}, opts...)
-	c := e.client(opts...)
+	c := e.Client(opts...)
 	var out []*kgo.Record
 	ctx := ctxT(t)
 	for len(out) < n {
@@ -45,7 +45,7 @@ func TestProduceConsumeEveryCodec(t *testing.T) {
 	for name, codec := range codecs {
 		t.Run(name, func(t *testing.T) {
 			topic := "codec-" + name
-			p := e.client(kgo.ProducerBatchCompression(codec), kgo.DefaultProduceTopic(topic), kgo.AllowAutoTopicCreation())
+			p := e.Client(kgo.ProducerBatchCompression(codec), kgo.DefaultProduceTopic(topic), kgo.AllowAutoTopicCreation())
 			var want []*kgo.Record
 			for i := 0; i < 200; i++ {
 				r := &kgo.Record{
@@ -74,10 +74,10 @@ func TestProduceConsumeEveryCodec(t *testing.T) {
 
 func TestLogAppendTimeTopic(t *testing.T) {
 	e := startBroker(t)
-	if _, err := e.admin().CreateTopic(ctxT(t), 1, 1, map[string]*string{"message.timestamp.type": strPtr("LogAppendTime")}, "lat"); err != nil {
+	if _, err := e.Admin().CreateTopic(ctxT(t), 1, 1, map[string]*string{"message.timestamp.type": strPtr("LogAppendTime")}, "lat"); err != nil {
 		t.Fatal(err)
 	}
-	c := dialRaw(t, e.addr)
+	c := dialRaw(t, e.Addr)
 	before := time.Now().UnixMilli()
 	r := produceRaw(c, "lat", 0, buildBatch(-1, -1, -1, 1000, "old", "timestamps"))
 	if r.ErrorCode != 0 || r.LogAppendTime < before {

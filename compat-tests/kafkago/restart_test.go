@@ -12,15 +12,15 @@ import (
 func TestRestartKeepsDataAndOffsets(t *testing.T) {
 	e := startBroker(t)
 	createTopic(t, e, "durable", 2)
-	c := e.client(kgo.DefaultProduceTopic("durable"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	c := e.Client(kgo.DefaultProduceTopic("durable"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	for i := 0; i < 50; i++ {
 		produceSync(t, c, &kgo.Record{Partition: int32(i % 2), Value: []byte(fmt.Sprint(i))})
 	}
-	e.restart()
+	e.Restart()
 	if hw := listOffset(t, e, "durable", 1, -1); hw != 25 {
 		t.Fatalf("partition 1 high watermark after restart: %d", hw)
 	}
-	c = e.client(kgo.DefaultProduceTopic("durable"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	c = e.Client(kgo.DefaultProduceTopic("durable"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	produceSync(t, c, &kgo.Record{Partition: 0, Value: []byte("after")})
 	got := consumeN(t, e, "durable", 51)
 	last := map[int32]*kgo.Record{}
@@ -38,14 +38,14 @@ func TestRestartKeepsDataAndOffsets(t *testing.T) {
 func TestTornTailRecovered(t *testing.T) {
 	e := startBroker(t)
 	createTopic(t, e, "torn", 1)
-	c := dialRaw(t, e.addr)
+	c := dialRaw(t, e.Addr)
 	for i := 0; i < 10; i++ {
 		if r := produceRaw(c, "torn", 0, buildBatch(-1, -1, -1, nowMs(), fmt.Sprint(i), "x")); r.ErrorCode != 0 {
 			t.Fatal(r.ErrorCode)
 		}
 	}
-	e.stop()
-	seg := filepath.Join(e.cfg.LogDirs[0], "torn-0", "00000000000000000000.log")
+	e.Stop()
+	seg := filepath.Join(e.Config.LogDirs[0], "torn-0", "00000000000000000000.log")
 	fi, err := os.Stat(seg)
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func TestTornTailRecovered(t *testing.T) {
 	}
 	f.Write([]byte("garbage after a torn write"))
 	f.Close()
-	e.start()
+	e.Start()
 	if hw := listOffset(t, e, "torn", 0, -1); hw != 18 {
 		t.Fatalf("high watermark after recovery %d, want 18 (9 whole batches)", hw)
 	}
@@ -69,7 +69,7 @@ func TestTornTailRecovered(t *testing.T) {
 			t.Fatalf("record %d: offset %d value %q", i, r.Offset, r.Value)
 		}
 	}
-	c = dialRaw(t, e.addr)
+	c = dialRaw(t, e.Addr)
 	if r := produceRaw(c, "torn", 0, buildBatch(-1, -1, -1, nowMs(), "new")); r.ErrorCode != 0 || r.BaseOffset != 18 {
 		t.Fatalf("append after recovery: %+v", r)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/zkafka/zkafka/broker"
+	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
 )
 
 // TestSessionExpiryReregisters cuts the broker off from ZooKeeper (a proxy
@@ -43,17 +44,18 @@ func TestSessionExpiryReregisters(t *testing.T) {
 }
 
 func sessionExpiry(t *testing.T, drop dropMode) {
+	zkAddr := kafkaenv.ZooKeeper()
 	px := newZKProxy(t, zkAddr)
 	e := startBroker(t, func(c *broker.Config) {
 		c.ZooKeeperConnect = px.addr() + c.ZooKeeperConnect[len(zkAddr):]
 		c.ZooKeeperSessionTimeout = 4 * time.Second // ZooKeeper's usual minimum (2 × tickTime)
 	})
 	createTopic(t, e, "survivor", 1)
-	c := e.client(kgo.DefaultProduceTopic("survivor"))
+	c := e.Client(kgo.DefaultProduceTopic("survivor"))
 	produceSync(t, c, &kgo.Record{Value: []byte("before")})
 
-	z := e.zk()
-	regPath := e.path("/brokers/ids/0")
+	z := e.ZK()
+	regPath := e.Path("/brokers/ids/0")
 	before, _, err := z.Get(regPath)
 	if err != nil {
 		t.Fatalf("registration before: %v", err)
@@ -84,7 +86,7 @@ func sessionExpiry(t *testing.T, drop dropMode) {
 		t.Fatalf("registration after expiry %s, before %s", after, before)
 	}
 	waitZK(t, 30*time.Second, "the broker to be controller again", func() bool {
-		data, _, err := z.Get(e.path("/controller"))
+		data, _, err := z.Get(e.Path("/controller"))
 		var ctl struct {
 			BrokerID int `json:"brokerid"`
 		}
@@ -92,14 +94,14 @@ func sessionExpiry(t *testing.T, drop dropMode) {
 	})
 	// Registered again at the first retry, without waiting for its own
 	// node to expire and without an error.
-	if n := e.logs.count("INFO broker registered"); n != 2 {
-		t.Errorf("registered %d times, want 2: %q", n, e.logs.all())
+	if n := e.Logs.Count("INFO broker registered"); n != 2 {
+		t.Errorf("registered %d times, want 2: %q", n, e.Logs.All())
 	}
-	if e.logs.count("ERROR") > 0 || e.logs.count("WARN broker id still registered") > 0 {
-		t.Errorf("broker log: %q", e.logs.all())
+	if e.Logs.Count("ERROR") > 0 || e.Logs.Count("WARN broker id still registered") > 0 {
+		t.Errorf("broker log: %q", e.Logs.All())
 	}
-	if want := map[dropMode]int{dropNone: 0, dropCreateRequest: 1, dropCreateReply: 1}[drop]; e.logs.count("WARN re-registering") != want {
-		t.Errorf("want %d failed registration attempts: %q", want, e.logs.all())
+	if want := map[dropMode]int{dropNone: 0, dropCreateRequest: 1, dropCreateReply: 1}[drop]; e.Logs.Count("WARN re-registering") != want {
+		t.Errorf("want %d failed registration attempts: %q", want, e.Logs.All())
 	}
 	// Still serving, and still following ZooKeeper: a topic created by
 	// another tool after the expiry is opened (the watches were set again).
@@ -109,7 +111,7 @@ func sessionExpiry(t *testing.T, drop dropMode) {
 		t.Fatalf("records %q %q", got[0].Value, got[1].Value)
 	}
 	createTopic(t, e, "born-after", 2)
-	produceSync(t, e.client(kgo.DefaultProduceTopic("born-after")), &kgo.Record{Value: []byte("x")})
+	produceSync(t, e.Client(kgo.DefaultProduceTopic("born-after")), &kgo.Record{Value: []byte("x")})
 }
 
 func waitZK(t *testing.T, d time.Duration, what string, cond func() bool) {

@@ -19,7 +19,7 @@ import (
 func TestStaticMembership(t *testing.T) {
 	e := startBroker(t)
 	createTopic(t, e, "static", 4)
-	adm := e.admin()
+	adm := e.Admin()
 	rec := newRecorder()
 	a := e.startMember("sa", "g-static", "static", rec, kgo.InstanceID("inst-a"))
 	b := e.startMember("sb", "g-static", "static", rec, kgo.InstanceID("inst-b"))
@@ -52,7 +52,7 @@ func TestStaticMembership(t *testing.T) {
 	}
 	hb := kmsg.NewPtrHeartbeatRequest()
 	hb.Group, hb.MemberID, hb.Generation, hb.InstanceID = "g-static", oldID, gen, kmsg.StringPtr("inst-a")
-	resp, err := hb.RequestWith(ctxT(t), e.client())
+	resp, err := hb.RequestWith(ctxT(t), e.Client())
 	if err != nil || resp.ErrorCode != kerr.FencedInstanceID.Code {
 		t.Fatalf("heartbeat of the replaced member: %v %v", resp, err)
 	}
@@ -62,7 +62,7 @@ func TestStaticMembership(t *testing.T) {
 	lm := kmsg.NewLeaveGroupRequestMember()
 	lm.InstanceID = kmsg.StringPtr("inst-b")
 	lg.Members = append(lg.Members, lm)
-	lresp, err := lg.RequestWith(ctxT(t), e.client())
+	lresp, err := lg.RequestWith(ctxT(t), e.Client())
 	if err != nil || lresp.ErrorCode != 0 || len(lresp.Members) != 1 || lresp.Members[0].ErrorCode != 0 {
 		t.Fatalf("leave by instance id: %+v %v", lresp, err)
 	}
@@ -76,7 +76,7 @@ func TestStaticMembership(t *testing.T) {
 func TestAdminGroups(t *testing.T) {
 	e := startBroker(t)
 	createTopic(t, e, "adm", 3)
-	adm := e.admin()
+	adm := e.Admin()
 	ctx := ctxT(t)
 	os := kadm.Offsets{}
 	for p := int32(0); p < 3; p++ {
@@ -148,7 +148,7 @@ func TestAdminGroups(t *testing.T) {
 		!errors.Is(del["g-missing"].Err, kerr.GroupIDNotFound) {
 		t.Fatalf("delete groups: %+v", del)
 	}
-	if ok, _, _ := e.zk().Exists(e.path("/consumers/g-simple")); ok {
+	if ok, _, _ := e.ZK().Exists(e.Path("/consumers/g-simple")); ok {
 		t.Fatal("/consumers/g-simple left after DeleteGroups")
 	}
 	m.stop()

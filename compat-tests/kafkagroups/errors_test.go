@@ -28,8 +28,8 @@ func TestGroupProtocolErrors(t *testing.T) {
 	e := startBroker(t)
 	createTopic(t, e, "errs", 2)
 	ctx := ctxT(t)
-	c1 := e.client()
-	c2 := e.client(kgo.MaxVersions(kversion.V2_0_0())) // JoinGroup v3, OffsetFetch v4
+	c1 := e.Client()
+	c2 := e.Client(kgo.MaxVersions(kversion.V2_0_0())) // JoinGroup v3, OffsetFetch v4
 	must := func(r kmsg.Response, err error) kmsg.Response {
 		t.Helper()
 		if err != nil {

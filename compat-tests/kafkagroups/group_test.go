@@ -17,7 +17,7 @@ func TestGroupMembershipChanges(t *testing.T) {
 	e := startBroker(t)
 	const topic, group, parts = "members", "g-members", 6
 	createTopic(t, e, topic, parts)
-	adm := e.admin()
+	adm := e.Admin()
 	rec := newRecorder()
 	opts := []kgo.Opt{kgo.Balancers(kgo.RangeBalancer())}
 	m1 := e.startMember("m1", group, topic, rec, opts...)
@@ -58,7 +58,7 @@ func TestRangeAndCooperativeSticky(t *testing.T) {
 	e := startBroker(t)
 	const parts = 6
 	createTopic(t, e, "assign", parts)
-	adm := e.admin()
+	adm := e.Admin()
 
 	t.Run("range", func(t *testing.T) {
 		rec := newRecorder()

@@ -2,216 +2,40 @@ package kafkagroups
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"io"
-	"log/slog"
-	"net"
-	"os"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/zkafka/zkafka/broker"
-	"github.com/zkafka/zkafka/quorum"
+	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
 )
 
-var zkAddr string
+// The ZooKeeper, brokers and clients are kafkaenv's; this file sets
+// the brokers up for groups and adds helpers.
 
-func TestMain(m *testing.M) {
-	stop := func() {}
-	if a := os.Getenv("ZKAFKA_TEST_ZK"); a != "" {
-		zkAddr = a
-	} else {
-		addr, s, err := startQuorum()
-		if err != nil {
-			os.Stderr.WriteString("starting ZooKeeper: " + err.Error() + "\n")
-			os.Exit(1)
-		}
-		zkAddr, stop = addr, s
-	}
-	code := m.Run()
-	stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { kafkaenv.Main(m) }
 
-func startQuorum() (string, func(), error) {
-	dir, err := os.MkdirTemp("", "kafkagroups-zk-")
-	if err != nil {
-		return "", nil, err
-	}
-	cfg := quorum.DefaultConfig(dir)
-	cfg.ClientPort, cfg.ClientPortAddress = 0, "127.0.0.1"
-	cfg.TickTime = 500 * time.Millisecond
-	cfg.MaxClientCnxns = 0
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	srv, err := quorum.StartWithListener(cfg, testLogger(), l)
-	if err != nil {
-		l.Close()
-		return "", nil, err
-	}
-	return l.Addr().String(), func() { srv.Close(); os.RemoveAll(dir) }, nil
-}
-
-func testLogger() *slog.Logger {
-	var h slog.Handler = slog.NewTextHandler(io.Discard, nil)
-	if os.Getenv("ZKAFKA_TEST_LOG") != "" {
-		h = slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})
-	}
-	return slog.New(panicCounter{h})
-}
-
-// panics counts the broker's "panic serving connection" log lines: a
-// recovered panic closes only one connection and clients retry, so tests
-// would pass over it without this.
-var panics atomic.Int64
-
-type panicCounter struct{ slog.Handler }
-
-func (p panicCounter) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= slog.LevelError || p.Handler.Enabled(ctx, l)
-}
-
-func (p panicCounter) Handle(ctx context.Context, r slog.Record) error {
-	if r.Level >= slog.LevelError && strings.Contains(r.Message, "panic") {
-		panics.Add(1)
-	}
-	if p.Handler.Enabled(ctx, r.Level) {
-		return p.Handler.Handle(ctx, r)
-	}
-	return nil
-}
-
-func (p panicCounter) WithAttrs(a []slog.Attr) slog.Handler {
-	return panicCounter{p.Handler.WithAttrs(a)}
-}
-func (p panicCounter) WithGroup(n string) slog.Handler { return panicCounter{p.Handler.WithGroup(n)} }
-
-func randName(prefix string) string {
-	var b [6]byte
-	rand.Read(b[:])
-	return prefix + hex.EncodeToString(b[:])
-}
-
-// env is one broker on its own chroot and data directory.
-type env struct {
-	t      testing.TB
-	cfg    broker.Config
-	chroot string
-	b      *broker.Broker
-	addr   string
-	served chan error
-}
+// env is one broker on its own chroot and data directory (a type of its
+// own for the startMember method).
+type env struct{ *kafkaenv.Env }
 
 // startBroker starts a broker with test-friendly group settings: no
 // initial rebalance delay and a 500 ms minimum session timeout.
 func startBroker(t testing.TB, mod ...func(*broker.Config)) *env {
 	t.Helper()
-	e := &env{t: t, chroot: "/" + randName("groups-")}
-	e.cfg = broker.DefaultConfig(t.TempDir())
-	e.cfg.Listeners = []string{"PLAINTEXT://127.0.0.1:0"}
-	e.cfg.ZooKeeperConnect = zkAddr + e.chroot
-	e.cfg.ZooKeeperSessionTimeout = 6 * time.Second
-	e.cfg.Groups.InitialRebalanceDelay = 0
-	e.cfg.Groups.MinSessionTimeout = 500 * time.Millisecond
-	for _, m := range mod {
-		m(&e.cfg)
-	}
-	e.start()
-	t.Cleanup(e.stop)
-	return e
+	e := kafkaenv.Start(t, kafkaenv.ChrootPrefix("groups-"), kafkaenv.Configure(groupSettings),
+		kafkaenv.Configure(mod...))
+	return &env{e}
 }
 
-func (e *env) start() {
-	e.t.Helper()
-	b, err := broker.New(e.cfg, testLogger())
-	if err != nil {
-		e.t.Fatalf("broker.New: %v", err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.b, e.addr, e.served = b, l.Addr().String(), make(chan error, 1)
-	go func() { e.served <- b.Serve(l) }()
-	waitFor(e.t, 10*time.Second, "broker accepts connections", func() bool {
-		c, err := net.DialTimeout("tcp", e.addr, time.Second)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
+func groupSettings(c *broker.Config) {
+	c.Groups.InitialRebalanceDelay = 0
+	c.Groups.MinSessionTimeout = 500 * time.Millisecond
 }
 
-func (e *env) stop() {
-	if e.b == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := e.b.Shutdown(ctx); err != nil {
-		e.t.Errorf("Shutdown: %v", err)
-	}
-	if err := <-e.served; err != broker.ErrServerClosed {
-		e.t.Errorf("Serve returned %v, want ErrServerClosed", err)
-	}
-	if n := panics.Swap(0); n > 0 {
-		e.t.Errorf("the broker recovered from %d panics (run with ZKAFKA_TEST_LOG=1)", n)
-	}
-	e.b = nil
-}
-
-func (e *env) restart() {
-	e.stop()
-	e.start()
-}
-
-// client returns a kgo client closed at the end of the test (unless the
-// test closed it first).
-func (e *env) client(opts ...kgo.Opt) *kgo.Client {
-	e.t.Helper()
-	opts = append([]kgo.Opt{kgo.SeedBrokers(e.addr), kgo.MetadataMinAge(50 * time.Millisecond),
-		kgo.RetryBackoffFn(func(int) time.Duration { return 20 * time.Millisecond })}, opts...)
-	c, err := kgo.NewClient(opts...)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(c.Close)
-	return c
-}
-
-func (e *env) admin() *kadm.Client { return kadm.NewClient(e.client()) }
-
-func (e *env) zk() *zk.Conn {
-	e.t.Helper()
-	c, _, err := zk.Connect(strings.Split(zkAddr, ","), 6*time.Second, zk.WithLogInfo(false),
-		zk.WithLogger(discardZKLog{}))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(c.Close)
-	return c
-}
-
-func (e *env) path(p string) string { return e.chroot + p }
-
-type discardZKLog struct{}
-
-func (discardZKLog) Printf(string, ...any) {}
-
-func ctxT(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
+// ctxT times out after 60 s or at the end of the test.
+func ctxT(t testing.TB) context.Context { return kafkaenv.Context(t, 60*time.Second) }
 
 // waitFor polls cond every 20 ms for at most d.
 func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
@@ -227,7 +51,7 @@ func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 
 func createTopic(t testing.TB, e *env, name string, partitions int32) {
 	t.Helper()
-	resp, err := e.admin().CreateTopic(ctxT(t), partitions, 1, nil, name)
+	resp, err := e.Admin().CreateTopic(ctxT(t), partitions, 1, nil, name)
 	if err != nil || resp.Err != nil {
 		t.Fatalf("create topic %s: %v %v", name, err, resp.Err)
 	}
@@ -236,7 +60,7 @@ func createTopic(t testing.TB, e *env, name string, partitions int32) {
 // produce writes n records "prefix-i" round robin over partitions.
 func produce(t testing.TB, e *env, topic, prefix string, n, partitions int) {
 	t.Helper()
-	c := e.client(kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	c := e.Client(kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	defer c.Close()
 	var wg sync.WaitGroup
 	var mu sync.Mutex

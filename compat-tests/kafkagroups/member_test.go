@@ -88,7 +88,7 @@ type member struct {
 }
 
 func (e *env) startMember(name, group, topic string, rec *recorder, opts ...kgo.Opt) *member {
-	e.t.Helper()
+	e.T.Helper()
 	m := &member{name: name, rec: rec, done: make(chan struct{})}
 	dialer := &net.Dialer{Timeout: time.Second}
 	base := []kgo.Opt{kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
@@ -111,7 +111,7 @@ func (e *env) startMember(name, group, topic string, rec *recorder, opts ...kgo.
 			}
 			return c, err
 		})}
-	m.cl = e.client(append(base, opts...)...)
+	m.cl = e.Client(append(base, opts...)...)
 	ctx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
 	go m.poll(ctx)

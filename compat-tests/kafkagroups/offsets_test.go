@@ -16,7 +16,7 @@ import (
 // commits, and closes; it returns the values read.
 func consumeCommit(t *testing.T, e *env, group, topic string, n int) []string {
 	t.Helper()
-	c := e.client(kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.DisableAutoCommit(),
+	c := e.Client(kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.DisableAutoCommit(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond),
 		kgo.SessionTimeout(2*time.Second), kgo.HeartbeatInterval(200*time.Millisecond))
 	var got []string
@@ -51,8 +51,8 @@ func TestOffsetsResume(t *testing.T) {
 			t.Fatalf("second consumer re-read %s: did not resume from the commit", v)
 		}
 	}
-	e.restart()
-	offs, err := e.admin().FetchOffsets(ctxT(t), group)
+	e.Restart()
+	offs, err := e.Admin().FetchOffsets(ctxT(t), group)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,23 +75,23 @@ func TestOffsetsResume(t *testing.T) {
 func TestOffsetZNodes(t *testing.T) {
 	e := startBroker(t)
 	createTopic(t, e, "zn", 2)
-	adm := e.admin()
+	adm := e.Admin()
 	os := kadm.Offsets{}
 	os.Add(kadm.Offset{Topic: "zn", Partition: 0, At: 42, LeaderEpoch: 3, Metadata: "meta"})
 	os.Add(kadm.Offset{Topic: "zn", Partition: 1, At: 7, LeaderEpoch: -1})
 	if err := adm.CommitAllOffsets(ctxT(t), "g-zn", os); err != nil {
 		t.Fatal(err)
 	}
-	z := e.zk()
-	data, _, err := z.Get(e.path("/consumers/g-zn/offsets/zn/0"))
+	z := e.ZK()
+	data, _, err := z.Get(e.Path("/consumers/g-zn/offsets/zn/0"))
 	if err != nil || string(data) != "42" {
 		t.Fatalf("offsets/zn/0 = %q, %v", data, err)
 	}
-	data, _, err = z.Get(e.path("/consumers/g-zn/offsets/zn/1"))
+	data, _, err = z.Get(e.Path("/consumers/g-zn/offsets/zn/1"))
 	if err != nil || string(data) != "7" {
 		t.Fatalf("offsets/zn/1 = %q, %v", data, err)
 	}
-	data, _, err = z.Get(e.path("/consumers/g-zn/offset-metadata/zn/0"))
+	data, _, err = z.Get(e.Path("/consumers/g-zn/offset-metadata/zn/0"))
 	var md struct {
 		LeaderEpoch     int32  `json:"leader_epoch"`
 		Metadata        string `json:"metadata"`
@@ -101,7 +101,7 @@ func TestOffsetZNodes(t *testing.T) {
 		time.Since(time.UnixMilli(md.CommitTimestamp)) > time.Minute {
 		t.Fatalf("offset-metadata/zn/0 = %s, %v", data, err)
 	}
-	if ok, _, _ := z.Exists(e.path("/consumers/g-zn/offset-metadata/zn/1")); ok {
+	if ok, _, _ := z.Exists(e.Path("/consumers/g-zn/offset-metadata/zn/1")); ok {
 		t.Fatal("offset-metadata written for a commit without epoch or metadata")
 	}
 	// A later commit without metadata removes the stale metadata node.
@@ -110,7 +110,7 @@ func TestOffsetZNodes(t *testing.T) {
 	if err := adm.CommitAllOffsets(ctxT(t), "g-zn", os); err != nil {
 		t.Fatal(err)
 	}
-	if ok, _, _ := z.Exists(e.path("/consumers/g-zn/offset-metadata/zn/0")); ok {
+	if ok, _, _ := z.Exists(e.Path("/consumers/g-zn/offset-metadata/zn/0")); ok {
 		t.Fatal("stale offset-metadata kept")
 	}
 
@@ -131,27 +131,27 @@ func TestOffsetZNodes(t *testing.T) {
 		}
 	}
 	waitFor(t, 10*time.Second, "ids and owners mirrored", func() bool {
-		kids, _, err := z.Children(e.path("/consumers/g-live/ids"))
+		kids, _, err := z.Children(e.Path("/consumers/g-live/ids"))
 		if err != nil || len(kids) != 2 || !ids[kids[0]] || !ids[kids[1]] {
 			return false
 		}
 		for p, id := range want {
-			data, st, err := z.Get(e.path("/consumers/g-live/owners/zn/" + p))
+			data, st, err := z.Get(e.Path("/consumers/g-live/owners/zn/" + p))
 			if err != nil || string(data) != id || st.EphemeralOwner == 0 {
 				return false
 			}
 		}
 		return true
 	})
-	data, st, err := z.Get(e.path("/consumers/g-live/ids/" + dg.Members[0].MemberID))
+	data, st, err := z.Get(e.Path("/consumers/g-live/ids/" + dg.Members[0].MemberID))
 	if err != nil || st.EphemeralOwner == 0 || !strings.Contains(string(data), `"subscription":{"zn":1}`) {
 		t.Fatalf("ids node %s: %v", data, err)
 	}
 	a.stop()
 	b.stop()
 	waitFor(t, 10*time.Second, "ids and owners removed after the group emptied", func() bool {
-		kids, _, _ := z.Children(e.path("/consumers/g-live/ids"))
-		o, _, _ := z.Children(e.path("/consumers/g-live/owners/zn"))
+		kids, _, _ := z.Children(e.Path("/consumers/g-live/ids"))
+		o, _, _ := z.Children(e.Path("/consumers/g-live/owners/zn"))
 		return len(kids) == 0 && len(o) == 0
 	})
 }
@@ -165,15 +165,15 @@ func TestOffsetExpiry(t *testing.T) {
 	})
 	createTopic(t, e, "exp", 1)
 	createTopic(t, e, "doomed", 1)
-	adm := e.admin()
+	adm := e.Admin()
 	os := kadm.Offsets{}
 	os.Add(kadm.Offset{Topic: "exp", Partition: 0, At: 1, LeaderEpoch: -1})
 	if err := adm.CommitAllOffsets(ctxT(t), "g-exp", os); err != nil {
 		t.Fatal(err)
 	}
-	z := e.zk()
+	z := e.ZK()
 	waitFor(t, 15*time.Second, "group g-exp expired", func() bool {
-		ok, _, _ := z.Exists(e.path("/consumers/g-exp"))
+		ok, _, _ := z.Exists(e.Path("/consumers/g-exp"))
 		return !ok
 	})
 	offs, err := adm.FetchOffsets(ctxT(t), "g-exp")
@@ -194,7 +194,7 @@ func TestOffsetExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "offsets of deleted topic removed", func() bool {
-		ok, _, _ := z.Exists(e.path("/consumers/g-doomed/offsets/doomed/0"))
+		ok, _, _ := z.Exists(e.Path("/consumers/g-doomed/offsets/doomed/0"))
 		return !ok
 	})
 }

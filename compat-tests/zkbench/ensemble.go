@@ -372,71 +372,11 @@ func (e *benchEnsemble) run(tag, op string, n int, d time.Duration, value []byte
 		}
 		conns[i] = c
 	}
-	defer func() {
-		for _, c := range conns {
-			c.close()
-		}
-	}()
-	lats := make([]benchkit.Latencies, n)
-	counts := make([]int, n)
-	errs := make([]error, n)
 	pids := e.pids()
-	srv0 := cpuOf(pids)
-	cli0 := benchkit.SelfCPU()
-	start := time.Now()
-	end := start.Add(d)
-	var wg sync.WaitGroup
-	for i, c := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			prefix := fmt.Sprintf("/zb/%s%d-%d-", tag, n, i)
-			fixed := fmt.Sprintf("/zb/s%d-%d-", n, i) // made by prepare
-			var path []byte
-			create := zkproto.CreateRequest{Data: value, ACL: zkproto.OpenACLUnsafe}
-			set := zkproto.SetDataRequest{Data: value, Version: -1}
-			var get zkproto.GetDataRequest
-			for k := 0; ; k++ {
-				now := time.Now()
-				if now.After(end) {
-					return
-				}
-				var rec zkproto.Record
-				var code zkproto.OpCode
-				path = strconv.AppendInt(append(path[:0], fixed...), int64(k%64), 10)
-				switch op {
-				case "create":
-					path = strconv.AppendInt(append(path[:0], prefix...), int64(k), 10)
-					create.Path, rec, code = string(path), &create, zkproto.OpCreate
-				case "set":
-					set.Path, rec, code = string(path), &set, zkproto.OpSetData
-				case "get":
-					get.Path, rec, code = string(path), &get, zkproto.OpGetData
-				}
-				e, err := c.do(code, rec)
-				if err == nil && e != zkproto.ErrOK {
-					err = fmt.Errorf("%s %s: %v", op, path, e)
-				}
-				if err != nil {
-					errs[i] = err
-					return
-				}
-				lats[i].Add(time.Since(now))
-				counts[i]++
-			}
-		}()
-	}
-	wg.Wait()
-	p := &phase{op: op, sessions: n, elapsed: time.Since(start)}
-	p.srvCPU, p.cliCPU = cpuOf(pids)-srv0, benchkit.SelfCPU()-cli0
-	for i := range conns {
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
-		p.ops += counts[i]
-		p.lat.Merge(&lats[i])
-	}
-	return p, nil
+	return closedLoop(conns, op, d, value,
+		func(i int) string { return fmt.Sprintf("/zb/%s%d-%d-", tag, n, i) },
+		func(i int) string { return fmt.Sprintf("/zb/s%d-%d-", n, i) }, // made by prepare
+		func() time.Duration { return cpuOf(pids) })
 }
 
 func cpuOf(pids []int) time.Duration {

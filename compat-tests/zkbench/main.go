@@ -199,15 +199,29 @@ func run(s *server, tag, op string, n int, d time.Duration, value []byte) (*phas
 		}
 		conns[i] = c
 	}
+	prefix := func(i int) string { return fmt.Sprintf("/zb/%s%d-%d-", tag, n, i) }
+	return closedLoop(conns, op, d, value, prefix, prefix, func() time.Duration {
+		t, _ := benchkit.CPUTime(s.proc.Pid())
+		return t
+	})
+}
+
+// closedLoop runs op on every session of conns (and then closes them), each
+// with one request outstanding, for d. Session i creates
+// <created(i)><k> for k = 0, 1, ...; set and get cycle over
+// <existing(i)>0 to <existing(i)>63. serverCPU reads the servers' CPU time
+// before and after.
+func closedLoop(conns []*client, op string, d time.Duration, value []byte, created, existing func(i int) string, serverCPU func() time.Duration) (*phase, error) {
 	defer func() {
 		for _, c := range conns {
 			c.close()
 		}
 	}()
+	n := len(conns)
 	lats := make([]benchkit.Latencies, n)
 	counts := make([]int, n)
 	errs := make([]error, n)
-	srv0, _ := benchkit.CPUTime(s.proc.Pid())
+	srv0 := serverCPU()
 	cli0 := benchkit.SelfCPU()
 	start := time.Now()
 	end := start.Add(d)
@@ -216,7 +230,7 @@ func run(s *server, tag, op string, n int, d time.Duration, value []byte) (*phas
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			prefix := fmt.Sprintf("/zb/%s%d-%d-", tag, n, i)
+			prefix, fixed := created(i), existing(i)
 			var path []byte
 			create := zkproto.CreateRequest{Data: value, ACL: zkproto.OpenACLUnsafe}
 			set := zkproto.SetDataRequest{Data: value, Version: -1}
@@ -228,7 +242,7 @@ func run(s *server, tag, op string, n int, d time.Duration, value []byte) (*phas
 				}
 				var rec zkproto.Record
 				var code zkproto.OpCode
-				path = strconv.AppendInt(append(path[:0], prefix...), int64(k%64), 10)
+				path = strconv.AppendInt(append(path[:0], fixed...), int64(k%64), 10)
 				switch op {
 				case "create":
 					path = strconv.AppendInt(append(path[:0], prefix...), int64(k), 10)
@@ -253,8 +267,7 @@ func run(s *server, tag, op string, n int, d time.Duration, value []byte) (*phas
 	}
 	wg.Wait()
 	p := &phase{op: op, sessions: n, elapsed: time.Since(start)}
-	srv1, _ := benchkit.CPUTime(s.proc.Pid())
-	p.srvCPU, p.cliCPU = srv1-srv0, benchkit.SelfCPU()-cli0
+	p.srvCPU, p.cliCPU = serverCPU()-srv0, benchkit.SelfCPU()-cli0
 	for i := range conns {
 		if errs[i] != nil {
 			return nil, errs[i]

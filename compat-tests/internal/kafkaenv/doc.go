@@ -1,0 +1,21 @@
+// Package kafkaenv is the Kafka test environment that the compat-tests
+// packages kafkago and kafkagroups share: one ZooKeeper for the test binary
+// (zkafka's quorum server in process on 127.0.0.1 port 0, or the one at
+// ZKAFKA_TEST_ZK=host:port, for example Apache ZooKeeper), and per test a
+// broker on 127.0.0.1 port 0 under its own chroot and data directory, with
+// franz-go clients (kgo, kadm), a go-zookeeper session and the broker's
+// warnings and errors.
+//
+//	func TestMain(m *testing.M) { kafkaenv.Main(m) }
+//
+//	func TestX(t *testing.T) {
+//		e := kafkaenv.Start(t)
+//		c := e.Client()
+//		...
+//	}
+//
+// Stopping a broker fails the test if it (or the quorum server) recovered
+// from a panic: a recovered panic closes only one connection and clients
+// retry, so a test would pass over it otherwise. Set ZKAFKA_TEST_LOG=1 to
+// see the servers' logs on stderr.
+package kafkaenv

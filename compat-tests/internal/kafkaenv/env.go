@@ -1,0 +1,137 @@
+package kafkaenv
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zkafka/zkafka/broker"
+)
+
+// Env is one broker on its own chroot and data directory, stopped at the
+// end of the test.
+type Env struct {
+	T      testing.TB
+	Config broker.Config
+	Chroot string // "/<prefix><random hex>"; see Path
+	Addr   string // the broker's address, new at each start
+	Logs   *Logs  // the broker's warnings and errors
+
+	b      *broker.Broker
+	served chan error
+	panics atomic.Int64
+}
+
+// An Option adjusts how Start sets up a broker.
+type Option func(*options)
+
+type options struct {
+	chrootPrefix string
+	mods         []func(*broker.Config)
+}
+
+// ChrootPrefix names the broker's chroot prefix followed by random hex
+// (default "kafka-").
+func ChrootPrefix(prefix string) Option { return func(o *options) { o.chrootPrefix = prefix } }
+
+// Configure applies mods to the broker's config after Start has set its data
+// directory, listener, ZooKeeperConnect (ZooKeeper() + chroot) and a 6 s
+// ZooKeeper session timeout.
+func Configure(mods ...func(*broker.Config)) Option {
+	return func(o *options) { o.mods = append(o.mods, mods...) }
+}
+
+// Start starts a broker on 127.0.0.1 port 0, waits until it accepts
+// connections, and stops it when the test ends. Main must run the tests.
+func Start(t testing.TB, opts ...Option) *Env {
+	t.Helper()
+	if zkAddr == "" {
+		t.Fatal("kafkaenv: no ZooKeeper; call kafkaenv.Main from TestMain")
+	}
+	o := options{chrootPrefix: "kafka-"}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	e := &Env{T: t, Chroot: "/" + randName(o.chrootPrefix), Logs: new(Logs)}
+	e.Config = broker.DefaultConfig(t.TempDir())
+	e.Config.Listeners = []string{"PLAINTEXT://127.0.0.1:0"}
+	e.Config.ZooKeeperConnect = zkAddr + e.Chroot
+	e.Config.ZooKeeperSessionTimeout = 6 * time.Second
+	for _, m := range o.mods {
+		m(&e.Config)
+	}
+	e.Start()
+	t.Cleanup(e.Stop)
+	return e
+}
+
+func randName(prefix string) string {
+	var b [6]byte
+	rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// Start starts the broker again after Stop, on the same data directory and
+// config, and waits until it accepts connections on its new Addr.
+func (e *Env) Start() {
+	e.T.Helper()
+	log := slog.New(&logHandler{logs: e.Logs, panics: &e.panics, next: baseHandler()})
+	b, err := broker.New(e.Config, log)
+	if err != nil {
+		e.T.Fatalf("broker.New: %v", err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	e.b, e.Addr, e.served = b, l.Addr().String(), make(chan error, 1)
+	go func() { e.served <- b.Serve(l) }()
+	e.waitAccepting()
+}
+
+// waitAccepting waits up to 10 s until the broker accepts a connection.
+func (e *Env) waitAccepting() {
+	e.T.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		c, err := net.DialTimeout("tcp", e.Addr, time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	e.T.Fatalf("broker at %s never accepted", e.Addr)
+}
+
+// Stop shuts the broker down (if it runs) and fails the test if it did not
+// shut down cleanly or if it or the quorum server recovered from a panic.
+func (e *Env) Stop() {
+	if e.b == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := e.b.Shutdown(ctx); err != nil {
+		e.T.Errorf("Shutdown: %v", err)
+	}
+	if err := <-e.served; err != broker.ErrServerClosed {
+		e.T.Errorf("Serve returned %v, want ErrServerClosed", err)
+	}
+	if n := e.panics.Swap(0) + quorumPanics.Swap(0); n > 0 {
+		e.T.Errorf("the broker recovered from %d panics (run with ZKAFKA_TEST_LOG=1)", n)
+	}
+	e.b = nil
+}
+
+// Restart stops the broker and starts it again on the same data, on a new
+// port 0 address.
+func (e *Env) Restart() {
+	e.Stop()
+	e.Start()
+}
