@@ -246,15 +246,9 @@ func (c *conn) writeLoop(bw *bufio.Writer) {
 func (c *conn) finish(cl *call, bw *bufio.Writer, out *[]byte) bool {
 	var res proposeResult
 	if cl.wait != nil {
-		for waiting := true; waiting; {
-			select {
-			case res = <-cl.wait:
-				waiting = false
-			case ev := <-c.events:
-				bw.Write(ev)
-			case <-c.closed:
-				return false
-			}
+		var ok bool
+		if res, ok = c.await(cl, bw); !ok {
+			return false
 		}
 	}
 	if res.applied != nil && sessionMoved(res.applied.results) {
@@ -285,6 +279,34 @@ func (c *conn) finish(cl *call, bw *bufio.Writer, out *[]byte) bool {
 		return false
 	}
 	return true
+}
+
+// await waits for a write's outcome, writing the notifications that come
+// meanwhile. It reports false when the connection closed.
+func (c *conn) await(cl *call, bw *bufio.Writer) (proposeResult, bool) {
+	select {
+	case res := <-cl.wait:
+		return res, true
+	default:
+	}
+	// The outcome is not in yet (its fsync is under way): send the replies
+	// buffered so far rather than hold them for it. Replies that are ready
+	// together still share one write.
+	if bw.Buffered() > 0 {
+		if err := bw.Flush(); err != nil {
+			return proposeResult{}, false
+		}
+	}
+	for {
+		select {
+		case res := <-cl.wait:
+			return res, true
+		case ev := <-c.events:
+			bw.Write(ev)
+		case <-c.closed:
+			return proposeResult{}, false
+		}
+	}
 }
 
 // sessionMoved reports whether a write failed because its session now
@@ -327,11 +349,13 @@ func (c *conn) notify(typ zkproto.EventType, path string, acl []zkproto.ACL, zxi
 	}
 }
 
-// identities returns the session's auth identities and super flag.
+// identities returns the session's auth identities and super flag. The
+// slice is shared (addIdentity replaces it, never changes it in place):
+// callers must not modify it.
 func (c *conn) identities() ([]zkproto.ID, bool) {
 	c.authMu.Lock()
 	defer c.authMu.Unlock()
-	return append([]zkproto.ID(nil), c.auth...), c.super
+	return c.auth, c.super
 }
 
 func (c *conn) addIdentity(id zkproto.ID, super bool) {
@@ -342,9 +366,8 @@ func (c *conn) addIdentity(id zkproto.ID, super bool) {
 			return
 		}
 	}
-	c.auth = append(c.auth, id)
+	c.auth = javaSetOrder(append(c.auth[:len(c.auth):len(c.auth)], id)) // a new slice: readers keep theirs
 	c.super = c.super || super
-	c.auth = javaSetOrder(c.auth)
 }
 
 // javaSetOrder orders identities the way ZooKeeper iterates a connection's

@@ -71,6 +71,33 @@ func BenchmarkGet(b *testing.B) {
 	}
 }
 
+// BenchmarkGetData is a client's getData: the ACL check and the read, as
+// two lookups (CheckACL, then Get) or one (GetChecked).
+func BenchmarkGetData(b *testing.B) {
+	tr, paths := benchTree(b, 100000)
+	ids := []zkproto.ID{{Scheme: "ip", ID: "127.0.0.1"}}
+	b.Run("CheckACL+Get", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			p := paths[(i*7919)%len(paths)]
+			if tr.CheckACL(p, zkproto.PermRead, ids, false) != 0 {
+				b.Fatal("acl")
+			}
+			if _, _, err := tr.Get(p); err != 0 {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("GetChecked", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, _, err := tr.GetChecked(paths[(i*7919)%len(paths)], zkproto.PermRead, ids, false); err != 0 {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
 func BenchmarkChildren1000(b *testing.B) {
 	tr, _ := benchTree(b, 1000)
 	b.ReportAllocs()
@@ -111,8 +138,11 @@ func TestReadAllocs(t *testing.T) {
 		"Stat":     func() { h.tree.Stat("/a") },
 		"ACL":      func() { h.tree.ACL("/a") },
 		"CheckACL": func() { h.tree.CheckACL("/a", zkproto.PermRead, nil, false) },
-		"Missing":  func() { h.tree.Get("/nope/x") },
-		"Count":    func() { h.tree.AllChildrenNumber("/a") },
+		"GetChecked": func() {
+			h.tree.GetChecked("/a/b", zkproto.PermRead, []zkproto.ID{{Scheme: "ip", ID: "127.0.0.1"}}, false)
+		},
+		"Missing": func() { h.tree.Get("/nope/x") },
+		"Count":   func() { h.tree.AllChildrenNumber("/a") },
 	}
 	for name, f := range checks {
 		if n := testing.AllocsPerRun(100, f); n != 0 {
@@ -121,5 +151,26 @@ func TestReadAllocs(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { h.tree.Children("/a") }); n > 1 {
 		t.Errorf("Children: %v allocs", n)
+	}
+}
+
+// TestApplyAllocs pins the allocations of the hot writes: setData builds
+// one new node (struct and kd), plus the results and events Apply returns.
+func TestApplyAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes allocation counts")
+	}
+	h := newHarness(t, Options{})
+	h.must(create("/a", 0))
+	h.must(create("/a/b", 0))
+	txn := Txn{Session: sess, Ops: []Op{{Type: zkproto.OpSetData, Path: "/a/b", Data: value100, Version: -1}}}
+	zxid := int64(100)
+	n := testing.AllocsPerRun(100, func() {
+		zxid++
+		txn.Zxid = zxid
+		h.tree.Apply(txn)
+	})
+	if n > 4 {
+		t.Errorf("setData: %v allocs, want <= 4", n)
 	}
 }

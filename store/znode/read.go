@@ -25,6 +25,22 @@ func (t *Tree) Get(path string) ([]byte, zkproto.Stat, zkproto.Err) {
 	return n.data(), n.stat(t.opts.ExtendedTypes), zkproto.ErrOK
 }
 
+// GetChecked is CheckACL(path, perm, ids, super) followed by Get(path)
+// with a single lookup, under one read lock: ErrNoNode, ErrNoAuth, or the
+// data and stat (ZooKeeper's getData: the node, then its ACL).
+func (t *Tree) GetChecked(path string, perm int32, ids []zkproto.ID, super bool) ([]byte, zkproto.Stat, zkproto.Err) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	n := t.get(path)
+	if n == nil {
+		return nil, zkproto.Stat{}, zkproto.ErrNoNode
+	}
+	if err := checkACL(t.acls[n.aclIndex()], perm, ids, super); err != zkproto.ErrOK {
+		return nil, zkproto.Stat{}, err
+	}
+	return n.data(), n.stat(t.opts.ExtendedTypes), zkproto.ErrOK
+}
+
 // Stat returns the stat of path, or ErrNoNode.
 func (t *Tree) Stat(path string) (zkproto.Stat, zkproto.Err) {
 	t.mu.RLock()
