@@ -23,11 +23,21 @@ type segLog struct {
 // readChunk is how many bytes of batches Entries reads at a time.
 const readChunk = 1 << 20
 
+// preallocateBytes is how far ahead of its data the raft log keeps its
+// active file allocated (capped at the segment size, 64 MiB by default, so
+// one fallocate per segment), as Apache ZooKeeper preallocates its txn log
+// 64 MiB at a time: the fdatasync once per Ready then seldom has to commit
+// a size change. It cut append+fsync by about a third in store/segment's
+// BenchmarkAppendSync (fsync p50 64–69 → 40–41 µs); zkbench's single-session
+// writes moved 10–20 % up, within its run-to-run noise.
+const preallocateBytes = 64 << 20
+
 // openSegLog opens (recovering a torn tail) or creates the raft log in dir,
 // rolling to a new segment file every segmentBytes; compaction deletes
 // whole segments, so smaller files free space sooner.
 func openSegLog(dir string, segmentBytes int64, logger *slog.Logger) (*segLog, error) {
-	l, err := segment.Open(dir, segment.Options{SegmentBytes: segmentBytes, Logger: logger})
+	l, err := segment.Open(dir, segment.Options{SegmentBytes: segmentBytes,
+		PreallocateBytes: preallocateBytes, Logger: logger})
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 )
 
 // Compare BenchmarkAppend with BenchmarkRawWrite of the same sizes and
@@ -96,5 +98,40 @@ func BenchmarkReadFileRange(b *testing.B) {
 		if off = r.NextOffset; off == l.NextOffset() {
 			off = 0
 		}
+	}
+}
+
+// BenchmarkAppendSync appends entries of 100 to 1000 bytes and fsyncs
+// after each, as the raft log does once per Ready, with and without
+// preallocation, reporting the fsync's p50 and p99:
+//
+//	go test -run '^$' -bench AppendSync -benchtime 20000x -count 3 ./store/segment/
+func BenchmarkAppendSync(b *testing.B) {
+	for _, pre := range []int64{0, 1 << 20, 64 << 20} {
+		b.Run(fmt.Sprintf("preallocate=%dMiB", pre>>20), func(b *testing.B) {
+			l := mustOpen(b, b.TempDir(), Options{SegmentBytes: 64 << 20, PreallocateBytes: pre})
+			defer l.Close()
+			var batches [][]byte
+			for i := range 64 {
+				batches = append(batches, AppendBatch(nil, make([]byte, 100-HeaderSize+(i*367)%901), 1, 0))
+			}
+			syncs := make([]time.Duration, 0, 1<<16)
+			i := 0
+			for b.Loop() {
+				if _, err := l.Append(batches[i%len(batches)], 1, 0); err != nil {
+					b.Fatal(err)
+				}
+				i++
+				t := time.Now()
+				if err := l.Sync(); err != nil {
+					b.Fatal(err)
+				}
+				syncs = append(syncs, time.Since(t))
+			}
+			slices.Sort(syncs)
+			q := func(p float64) float64 { return float64(syncs[int(p*float64(len(syncs)-1))].Microseconds()) }
+			b.ReportMetric(q(0.5), "fsync-p50-µs")
+			b.ReportMetric(q(0.99), "fsync-p99-µs")
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -13,9 +14,15 @@ import (
 	"time"
 )
 
-const crashEnv = "SEGMENT_CRASH_CHILD_DIR"
+const (
+	crashEnv         = "SEGMENT_CRASH_CHILD_DIR"
+	crashPreallocEnv = "SEGMENT_CRASH_CHILD_PREALLOCATE"
+)
 
-var crashOpts = Options{SegmentBytes: 64 << 10, IndexIntervalBytes: 1024}
+// crashOptions are the child's options; preallocate is PreallocateBytes.
+func crashOptions(preallocate int64) Options {
+	return Options{SegmentBytes: 64 << 10, IndexIntervalBytes: 1024, PreallocateBytes: preallocate}
+}
 
 // crashBatch is the batch the crash child appends at offset off: its size
 // and count are derived from the offset so the parent can check it.
@@ -31,7 +38,8 @@ func TestCrashChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("only runs as the child of TestCrash")
 	}
-	l, err := Open(dir, crashOpts)
+	pre, _ := strconv.ParseInt(os.Getenv(crashPreallocEnv), 10, 64)
+	l, err := Open(dir, crashOptions(pre))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open:", err)
 		os.Exit(2)
@@ -57,18 +65,25 @@ func TestCrashChild(t *testing.T) {
 // TestCrash kills a child that appends and fsyncs with SIGKILL at random
 // moments and checks after each kill that every batch the child had
 // reported as flushed is there, intact and in order, and that appends
-// continue at the right offset.
+// continue at the right offset; with and without preallocation (then the
+// kill leaves zeros after the data, and the segments roll within a chunk).
 func TestCrash(t *testing.T) {
 	if os.Getenv(crashEnv) != "" {
 		t.Skip("in the child")
 	}
+	for _, pre := range []int64{0, 16 << 10} {
+		t.Run(fmt.Sprintf("preallocate=%d", pre), func(t *testing.T) { testCrash(t, pre) })
+	}
+}
+
+func testCrash(t *testing.T, pre int64) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	var flushed int64
 	for round := 0; round < 20 && time.Now().Before(deadline); round++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), crashEnv+"="+dir)
+		cmd.Env = append(os.Environ(), crashEnv+"="+dir, crashPreallocEnv+"="+strconv.FormatInt(pre, 10))
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Start(); err != nil {
@@ -81,7 +96,7 @@ func TestCrash(t *testing.T) {
 			t.Fatalf("round %d: child failed: %s", round, stderr.String())
 		}
 		flushed = max(flushed, lastReported(stdout.Bytes()))
-		verifyCrashLog(t, dir, round, flushed)
+		verifyCrashLog(t, dir, round, flushed, pre)
 	}
 	if flushed == 0 {
 		t.Fatal("the child never reported a flushed offset")
@@ -100,9 +115,12 @@ func lastReported(out []byte) int64 {
 	return last
 }
 
-func verifyCrashLog(t *testing.T, dir string, round int, flushed int64) {
+func verifyCrashLog(t *testing.T, dir string, round int, flushed, pre int64) {
 	t.Helper()
-	l, err := Open(dir, crashOpts)
+	var warn bytes.Buffer
+	o := crashOptions(pre)
+	o.Logger = slog.New(slog.NewTextHandler(&warn, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	l, err := Open(dir, o)
 	if err != nil {
 		t.Fatalf("round %d: Open after kill: %v", round, err)
 	}
@@ -126,6 +144,20 @@ func verifyCrashLog(t *testing.T, dir string, round int, flushed int64) {
 				t.Fatalf("round %d: batch at %d: base %d count %d len %d ts %d", round, next, e.base, e.count, len(e.payload), e.ts)
 			}
 			next += int64(e.count)
+		}
+	}
+	if pre > 0 {
+		for _, s := range l.list() {
+			fi, err := os.Stat(s.logPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Size() != s.size.Load() {
+				t.Fatalf("round %d: segment %d: file %d bytes, data %d", round, s.base, fi.Size(), s.size.Load())
+			}
+		}
+		if warn.Len() > 0 {
+			t.Logf("round %d: recovery: %s", round, warn.String()) // a torn batch, not the zeros
 		}
 	}
 	end := l.NextOffset()

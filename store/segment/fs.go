@@ -92,3 +92,37 @@ func osFileOf(f File) *os.File {
 	}
 	return nil
 }
+
+// allocator is implemented by Files that can grow themselves without
+// writing the new bytes (fallocate(2) mode 0 on Linux): the new bytes read
+// as zeros and the size changes.
+type allocator interface {
+	Allocate(off, n int64) error
+}
+
+// Allocate extends the file to off+n with fallocate where the OS has it.
+func (f osFile) Allocate(off, n int64) error { return allocate(f.File, off, n) }
+
+// zeroChunk is what extendFile writes when the file cannot allocate.
+var zeroChunk [64 << 10]byte
+
+// extendFile makes f at least to bytes long, the bytes from from on reading
+// as zeros: it allocates them if f can, and writes zeros otherwise.
+func extendFile(f File, from, to int64) error {
+	if from >= to {
+		return nil
+	}
+	if a, ok := f.(allocator); ok {
+		if err := a.Allocate(from, to-from); err == nil {
+			return nil
+		}
+	}
+	for p := from; p < to; {
+		n, err := f.WriteAt(zeroChunk[:min(int64(len(zeroChunk)), to-p)], p)
+		if err != nil {
+			return err
+		}
+		p += int64(n)
+	}
+	return nil
+}

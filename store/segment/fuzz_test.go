@@ -8,7 +8,8 @@ import (
 )
 
 // FuzzRecover feeds arbitrary bytes to Open as the active segment (mode
-// even) or as a closed segment with arbitrary indexes (mode odd). Open must
+// even) or as a closed segment with arbitrary indexes (mode odd), with
+// preallocation on if mode&2 (then zeros after the batches end them). Open must
 // not panic; when the bytes are the active segment, the recovered log must
 // be a prefix of them made only of valid batches, and appends must work.
 func FuzzRecover(f *testing.F) {
@@ -26,6 +27,11 @@ func FuzzRecover(f *testing.F) {
 	f.Add(byte(0), flipped, []byte{})
 	f.Add(byte(1), valid, []byte{0, 0, 0, 3, 0, 0, 0, 61})
 	f.Add(byte(1), valid, []byte{0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1})
+	padded := append(bytes.Clone(valid), make([]byte, 4096-len(valid))...)
+	f.Add(byte(2), padded, []byte{})
+	f.Add(byte(2), append(bytes.Clone(padded), 9), []byte{})
+	f.Add(byte(3), padded, []byte{})
+	f.Add(byte(3), padded, []byte{0, 0, 0, 3, 0, 0, 0, 61})
 	f.Fuzz(func(t *testing.T, mode byte, data, index []byte) {
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, segmentName(0, ".log")), data, 0o644); err != nil {
@@ -36,7 +42,11 @@ func FuzzRecover(f *testing.F) {
 			os.WriteFile(filepath.Join(dir, segmentName(0, ".timeindex")), append(index, 1, 2, 3, 4), 0o644)
 			os.WriteFile(filepath.Join(dir, segmentName(1000, ".log")), nil, 0o644)
 		}
-		l, err := Open(dir, Options{IndexIntervalBytes: 64})
+		o := Options{IndexIntervalBytes: 64}
+		if mode&2 != 0 {
+			o.PreallocateBytes = 256
+		}
+		l, err := Open(dir, o)
 		if err != nil {
 			return // a closed segment may be reported corrupt
 		}

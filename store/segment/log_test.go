@@ -20,6 +20,8 @@ var layouts = []struct {
 	{"small-segments", Options{SegmentBytes: 1000, IndexIntervalBytes: 100}},
 	{"tiny-segments-dense-index", Options{SegmentBytes: 200, IndexIntervalBytes: 1}},
 	{"sparse-index", Options{SegmentBytes: 5000, IndexIntervalBytes: 1 << 20}},
+	{"preallocated", Options{SegmentBytes: 3000, IndexIntervalBytes: 100, PreallocateBytes: 512}},
+	{"preallocated-whole-segment", Options{SegmentBytes: 5000, IndexIntervalBytes: 300, PreallocateBytes: 1 << 20}},
 }
 
 // fill appends n batches of varying count, size and timestamp.

@@ -36,6 +36,9 @@ func (l *Log) rollLocked() error {
 	if old.size.Load() == 0 {
 		return nil
 	}
+	if err := l.trimLocked(old); err != nil {
+		return err
+	}
 	old.ix.addTime(old.maxTs.Load(), old.offsetOfMaxTs)
 	if err := l.syncAllLocked(); err != nil {
 		return err
@@ -147,6 +150,7 @@ func (l *Log) cutLocked(s *segment, pos, end int64, found bool) error {
 		return fmt.Errorf("segment: truncate %s to %d: %w", s.logPath, pos, err)
 	}
 	s.dirtyTail = false
+	s.fileEnd = pos
 	s.ix.truncate(pos, s.relative(end))
 	err := errors.Join(
 		s.offFile.Truncate(int64(s.ix.offWritten)*offsetEntrySize),

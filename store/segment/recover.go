@@ -183,7 +183,8 @@ func (l *Log) rebuild(s *segment, size int64) (int64, *scanStop, error) {
 }
 
 // recoverActive verifies the last segment and truncates it after its last
-// valid batch; torn writes of a crash end up there.
+// valid batch; torn writes of a crash end up there, and so do the zeros of
+// preallocation (Options.PreallocateBytes), which end the data silently.
 func (l *Log) recoverActive(s *segment) error {
 	size, err := fileSize(s.log, s.logPath)
 	if err != nil {
@@ -194,10 +195,16 @@ func (l *Log) recoverActive(s *segment) error {
 		return err
 	}
 	if stop != nil {
-		l.logger.Warn("segment: truncating the active segment after its last valid batch",
-			slog.String("file", s.logPath), slog.Int64("position", stop.pos),
-			slog.Int64("offset", stop.offset), slog.String("reason", stop.reason),
-			slog.Int64("dropped_bytes", size-end))
+		zero, err := zeroTail(s.log, end, size)
+		if err != nil {
+			return fmt.Errorf("segment: read %s: %w", s.logPath, err)
+		}
+		if !zero {
+			l.logger.Warn("segment: truncating the active segment after its last valid batch",
+				slog.String("file", s.logPath), slog.Int64("position", stop.pos),
+				slog.Int64("offset", stop.offset), slog.String("reason", stop.reason),
+				slog.Int64("dropped_bytes", size-end))
+		}
 		if err := s.log.Truncate(end); err != nil {
 			return fmt.Errorf("segment: truncate %s to %d: %w", s.logPath, end, err)
 		}
@@ -205,8 +212,31 @@ func (l *Log) recoverActive(s *segment) error {
 			return fmt.Errorf("segment: sync %s: %w", s.logPath, err)
 		}
 	}
+	s.fileEnd = end
 	s.created = l.opts.Now()
 	return l.rewriteIndexes(s)
+}
+
+// zeroTail reports whether the bytes [from, size) of f are all zero.
+func zeroTail(f File, from, size int64) (bool, error) {
+	buf := make([]byte, min(size-from, scanChunk))
+	for p := from; p < size; {
+		b := buf[:min(int64(len(buf)), size-p)]
+		n, err := f.ReadAt(b, p)
+		if err != nil && err != io.EOF {
+			return false, err
+		}
+		for _, c := range b[:n] {
+			if c != 0 {
+				return false, nil
+			}
+		}
+		if n == 0 {
+			return true, nil // the file is shorter than size: nothing more
+		}
+		p += int64(n)
+	}
+	return true, nil
 }
 
 // rewriteIndexes replaces both index files with the in-memory indexes.
@@ -228,18 +258,25 @@ func (l *Log) rewriteIndexes(s *segment) error {
 // loadClosed loads the indexes of a segment that is not the last, checking
 // them against the log; if they are missing or inconsistent they are
 // rebuilt, and then a bad batch is an error (it cannot be a torn write).
+// With preallocation on, zeros after the last batch (a segment that was
+// preallocated but not cut back, which Roll does before the next segment
+// exists) are the end of its data and are cut off.
 func (l *Log) loadClosed(s *segment, nextBase int64) error {
 	size, err := fileSize(s.log, s.logPath)
 	if err != nil {
 		return err
 	}
 	s.size.Store(size)
+	s.fileEnd = size
 	s.next.Store(nextBase)
 	fi, err := s.log.Stat()
 	if err == nil {
 		s.created = fi.ModTime()
 	}
 	if why := l.loadIndexes(s, size, nextBase); why == "" {
+		if l.opts.PreallocateBytes > 0 {
+			return l.trimClosed(s, size)
+		}
 		return nil
 	} else {
 		l.logger.Warn("segment: rebuilding indexes", slog.String("file", s.logPath), slog.String("reason", why))
@@ -248,14 +285,72 @@ func (l *Log) loadClosed(s *segment, nextBase int64) error {
 	if err != nil {
 		return err
 	}
-	if stop != nil {
+	padded := false
+	if end != size && l.opts.PreallocateBytes > 0 {
+		if padded, err = zeroTail(s.log, end, size); err != nil {
+			return fmt.Errorf("segment: read %s: %w", s.logPath, err)
+		}
+	}
+	if stop != nil && !padded {
 		return &CorruptError{File: s.logPath, Pos: stop.pos, Offset: stop.offset, Reason: stop.reason}
 	}
-	if end != size {
+	if end != size && !padded {
 		return &CorruptError{File: s.logPath, Pos: end, Offset: s.next.Load(), Reason: "trailing bytes"}
+	}
+	if padded {
+		if err := l.cutPadding(s, end, size); err != nil {
+			return err
+		}
 	}
 	s.ix.addTime(s.maxTs.Load(), s.offsetOfMaxTs)
 	return l.rewriteIndexes(s)
+}
+
+// trimClosed finds the end of the batches of a closed segment whose
+// indexes checked out, walking the batch headers from its last offset
+// index entry, and cuts off zeros after it. Anything else that is not a
+// batch is left for readers to report, as without preallocation.
+func (l *Log) trimClosed(s *segment, size int64) error {
+	p := int64(0)
+	if e, ok := s.ix.lastOffset(); ok {
+		p = int64(e.pos)
+	}
+	var h [HeaderSize]byte
+	for p < size {
+		n := min(int64(HeaderSize), size-p)
+		if _, err := s.log.ReadAt(h[:n], p); err != nil && err != io.EOF {
+			return fmt.Errorf("segment: read %s at %d: %w", s.logPath, p, err)
+		}
+		if n == HeaderSize && checkHeader(h[:]) == "" {
+			p += batchSize(h[:])
+			continue
+		}
+		zero, err := zeroTail(s.log, p, size)
+		if err != nil {
+			return fmt.Errorf("segment: read %s: %w", s.logPath, err)
+		}
+		if zero {
+			return l.cutPadding(s, p, size)
+		}
+		return nil
+	}
+	return nil
+}
+
+// cutPadding truncates the preallocated zeros [end, size) off a closed
+// segment and makes that durable.
+func (l *Log) cutPadding(s *segment, end, size int64) error {
+	l.logger.Info("segment: cutting preallocated zeros off a closed segment",
+		slog.String("file", s.logPath), slog.Int64("end", end), slog.Int64("file_size", size))
+	if err := s.log.Truncate(end); err != nil {
+		return fmt.Errorf("segment: truncate %s to %d: %w", s.logPath, end, err)
+	}
+	if err := s.log.Sync(); err != nil {
+		return fmt.Errorf("segment: sync %s: %w", s.logPath, err)
+	}
+	s.size.Store(end)
+	s.fileEnd = end
+	return nil
 }
 
 // loadIndexes reads and checks both index files of a closed segment,

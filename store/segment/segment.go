@@ -44,6 +44,9 @@ type segment struct {
 	bytesSinceIndex int64     // bytes appended since the last index entry
 	created         time.Time // for SegmentAge
 	dirtyTail       bool      // a failed write may have left bytes past size
+	// fileEnd is the size of the .log file when it is the active segment:
+	// size plus the preallocated zeros (Options.PreallocateBytes).
+	fileEnd int64
 }
 
 func segmentName(base int64, ext string) string { return fmt.Sprintf("%020d%s", base, ext) }
