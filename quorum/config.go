@@ -27,7 +27,7 @@ type Config struct {
 	MinSessionTimeout time.Duration // minSessionTimeout (default 2×tickTime)
 	MaxSessionTimeout time.Duration // maxSessionTimeout (default 20×tickTime)
 	SnapRetainCount   int           // autopurge.snapRetainCount (default 3, minimum 3)
-	PurgeInterval     int           // autopurge.purgeInterval in hours (0 = off)
+	PurgeInterval     int           // autopurge.purgeInterval: accepted; old snapshots are purged at every snapshot instead
 	FourLetterWords   map[string]bool
 	JuteMaxBuffer     int    // jute.maxbuffer (default 0xfffff)
 	ExtendedTypes     bool   // extendedTypesEnabled: TTL nodes

@@ -24,7 +24,7 @@ const (
 	maxOutstanding = 1000
 	// maxQueuedEvents bounds the notifications waiting for a slow client;
 	// beyond it the connection is closed rather than memory growing.
-	maxQueuedEvents = 100000
+	maxQueuedEvents = 4096
 )
 
 // conn is one client connection. Three goroutines: the reader decodes
@@ -89,7 +89,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		nc:      nc,
 		ip:      remoteIP(nc),
 		calls:   make(chan *call, maxOutstanding),
-		events:  make(chan []byte, 1024),
+		events:  make(chan []byte, maxQueuedEvents),
 		closed:  make(chan struct{}),
 		started: time.Now(),
 		// ZooKeeper gives every connection the ip identity of its client.

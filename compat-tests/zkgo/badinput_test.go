@@ -38,13 +38,10 @@ func TestOversizedAndTruncatedFramesClose(t *testing.T) {
 	for name, payload := range map[string][]byte{
 		"oversized":       binary.BigEndian.AppendUint32(nil, 0xfffff+1),
 		"negative length": binary.BigEndian.AppendUint32(nil, 0xffffffff),
-		"header only":     {0, 0, 0, 2, 0, 1},
+		"header only":     {0, 0, 0, 2, 0, 1}, // a whole 2-byte frame: the request header is cut short
 	} {
 		rc := dialRaw(t, ts.addr, zkproto.ConnectRequest{})
 		rc.write(payload)
-		if name == "header only" {
-			continue // a short frame waits for its bytes; what matters is the rest keeps working
-		}
 		if !rc.closed() {
 			t.Errorf("%s: connection not closed", name)
 		}
