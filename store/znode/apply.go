@@ -8,8 +8,14 @@ import (
 // itself: Session 0) as it was committed, with the zxid and time the log
 // gave it. Apply validates and applies it deterministically.
 type Txn struct {
-	Zxid    int64
-	Time    int64 // ms since the epoch, the leader's clock at proposal
+	Zxid int64
+	// Time is ms since the epoch on the clock of the server that took the
+	// request and proposed it (a follower's for writes that came through
+	// it; ZooKeeper's leader stamps every txn with its own clock instead).
+	// Every server applies the same value, so ctime and mtime agree across
+	// the ensemble; between servers whose clocks differ they need not grow
+	// with the zxid.
+	Time    int64
 	Session int64 // 0 = the server itself (container reaper): no session check
 	// Auth holds the session's identities (its "ip" id and the digest ids it
 	// added), for ACL checks and the "auth" scheme.
