@@ -65,8 +65,9 @@ type Server struct {
 		listeners []net.Listener
 		closed    bool
 	}
-	wg   sync.WaitGroup
-	done chan struct{}
+	wg     sync.WaitGroup
+	done   chan struct{}
+	failed chan error // see Failed; buffered 1
 }
 
 // newServer builds a server around a tree; the caller attaches repl.
@@ -83,6 +84,7 @@ func newServer(cfg Config, log *slog.Logger, tree *znode.Tree) *Server {
 		stats:   newServerStats(),
 		started: time.Now(),
 		done:    make(chan struct{}),
+		failed:  make(chan error, 1),
 	}
 	s.tree.Store(tree)
 	s.mu.conns = map[*conn]struct{}{}
