@@ -151,16 +151,7 @@ func startChild(t *testing.T, fsize int, args ...string) *child {
 // 64 KiB nodes until a write fails.
 func fillUntilFailure(t *testing.T, p *child, addr string) {
 	t.Helper()
-	checkFor(t, 60*time.Second, "the client port to accept", func() bool {
-		if p.exited() {
-			t.Fatalf("zkafka exited before serving; stderr:\n%s", p.stderr())
-		}
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
+	waitAccepting(t, p, addr)
 	zc, _, err := zk.Connect([]string{addr}, 4*time.Second, zk.WithLogger(quietLogger{}))
 	if err != nil {
 		t.Fatal(err)
@@ -178,6 +169,21 @@ func fillUntilFailure(t *testing.T, p *child, addr string) {
 			return
 		}
 	}
+}
+
+// waitAccepting waits until the child accepts connections on addr.
+func waitAccepting(t *testing.T, p *child, addr string) {
+	t.Helper()
+	checkFor(t, 60*time.Second, addr+" to accept", func() bool {
+		if p.exited() {
+			t.Fatalf("zkafka exited before serving; stderr:\n%s", p.stderr())
+		}
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
 }
 
 func freePort(t *testing.T) int {
@@ -205,3 +211,22 @@ func checkFor(t *testing.T, limit time.Duration, what string, cond func() bool) 
 type quietLogger struct{}
 
 func (quietLogger) Printf(string, ...any) {}
+
+// TestRunExitsWhenZookeeperLogFails: `zkafka run` (ZooKeeper and a broker
+// in one process) exits non-zero with the cause logged when the ZooKeeper
+// server's log cannot be written.
+func TestRunExitsWhenZookeeperLogFails(t *testing.T) {
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+	kafkaAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+	p := startChild(t, 1<<20, "run", "-data", filepath.Join(t.TempDir(), "data"),
+		"-zookeeper-addr", addr, "-kafka-addr", kafkaAddr)
+	waitAccepting(t, p, kafkaAddr) // the broker is up: its start is not what fails
+	fillUntilFailure(t, p, addr)
+	code := p.wait(t, 60*time.Second)
+	if code == 0 {
+		t.Fatalf("zkafka run exited 0 after its ZooKeeper log failed; stderr:\n%s", p.stderr())
+	}
+	if !strings.Contains(p.stderr(), "a server failed; exiting") || !strings.Contains(p.stderr(), "file too large") {
+		t.Fatalf("the cause (file too large) is not logged; stderr:\n%s", p.stderr())
+	}
+}
