@@ -144,3 +144,54 @@ func failstopCheckFor(t *testing.T, limit time.Duration, what string, cond func(
 type failstopQuiet struct{}
 
 func (failstopQuiet) Printf(string, ...any) {}
+
+// TestEnsembleMemberFailStops: a follower of a three-server ensemble whose
+// raft log fails stops serving (its clients are cut off, its listener
+// closed, Failed yields the cause) while the other two go on taking
+// writes.
+func TestEnsembleMemberFailStops(t *testing.T) {
+	fss := []*faultfs.FS{faultfs.New(), faultfs.New(), faultfs.New()}
+	ens := startInprocEnsemble(t, []bool{false, false, false},
+		startOptions{logFS: fss[0]}, startOptions{logFS: fss[1]}, startOptions{logFS: fss[2]})
+	leader := ens.waitLeader(t)
+	// A follower fails, so that the other two keep a quorum and the write
+	// that fails its log succeeds.
+	f, healthy := (leader+1)%3, (leader+2)%3
+	fs, failing := fss[f], ens.servers[f]
+	c, events := failstopClient(t, failing.Addr().String())
+	other, _ := failstopClient(t, ens.servers[healthy].Addr().String())
+	if _, err := other.Create("/before", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	failstopCheckFor(t, 30*time.Second, "/before on the follower", func() bool {
+		ok, _, err := c.Exists("/before")
+		return err == nil && ok
+	})
+
+	fs.FailSyncsAfter(0)
+	// A follower fsyncs every entry it appends: the next write fails its
+	// log.
+	if _, err := other.Create("/after", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("a write on a healthy server failed: %v", err)
+	}
+	select {
+	case err := <-failing.Failed():
+		if !errors.Is(err, faultfs.ErrInjected) {
+			t.Fatalf("Failed yielded %v, want the injected fsync error", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Failed did not yield after the log failed")
+	}
+	if !failstopDisconnected(events, 30*time.Second) {
+		t.Error("the failed server's client was not disconnected")
+	}
+	if conn, err := net.DialTimeout("tcp", failing.Addr().String(), time.Second); err == nil {
+		conn.Close()
+		t.Error("the failed server still accepts connections")
+	}
+	ens.stopped[f] = true
+	ens.waitLeader(t)
+	if _, err := other.Create("/later", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("the two healthy servers do not take writes: %v", err)
+	}
+}
