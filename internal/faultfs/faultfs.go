@@ -31,7 +31,6 @@ type FS struct {
 		syncsLeft  int  // successful Syncs left before they fail; <0: no limit
 		failWrites bool // WriteAt fails too
 		syncs      int  // Syncs that succeeded
-		failures   int  // Syncs and WriteAts that failed
 	}
 }
 
@@ -58,20 +57,12 @@ func (f *FS) Syncs() int {
 	return f.mu.syncs
 }
 
-// Failures returns the number of Syncs and WriteAts that failed.
-func (f *FS) Failures() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.mu.failures
-}
-
 // sync decides the outcome of one Sync.
 func (f *FS) sync() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.mu.syncsLeft == 0 {
 		f.mu.failWrites = true
-		f.mu.failures++
 		return false
 	}
 	if f.mu.syncsLeft > 0 {
@@ -85,11 +76,7 @@ func (f *FS) sync() bool {
 func (f *FS) write() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.mu.failWrites {
-		f.mu.failures++
-		return false
-	}
-	return true
+	return !f.mu.failWrites
 }
 
 // OpenFile implements segment.FS.
