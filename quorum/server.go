@@ -57,6 +57,10 @@ type Server struct {
 	// clientAddr is the client listener's address, set before serving.
 	clientAddr net.Addr
 
+	// failed yields, once, the error that stopped the server on its own
+	// (see Failed); buffered 1.
+	failed chan error
+
 	mu struct {
 		sync.Mutex
 		conns     map[*conn]struct{}
@@ -65,9 +69,8 @@ type Server struct {
 		listeners []net.Listener
 		closed    bool
 	}
-	wg     sync.WaitGroup
-	done   chan struct{}
-	failed chan error // see Failed; buffered 1
+	wg   sync.WaitGroup
+	done chan struct{}
 }
 
 // newServer builds a server around a tree; the caller attaches repl.
