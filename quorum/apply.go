@@ -115,7 +115,11 @@ func (s *Server) expireSessions() {
 }
 
 // reapContainers deletes empty containers and expired TTL nodes every
-// znode.container.checkIntervalMs, as ZooKeeper's ContainerManager does.
+// znode.container.checkIntervalMs, as ZooKeeper's ContainerManager does;
+// and, like it, only on the leader (the ContainerManager starts with
+// leadership and stops with it): every server sees the same candidates in
+// its copy of the tree, and one proposer is enough. A server that becomes
+// leader takes over at its next check.
 func (s *Server) reapContainers() {
 	t := time.NewTicker(s.cfg.ContainerInterval)
 	defer t.Stop()
@@ -124,7 +128,11 @@ func (s *Server) reapContainers() {
 		case <-s.done:
 			return
 		case now := <-t.C:
+			if !s.isLeader() {
+				continue // followers and observers leave it to the leader
+			}
 			for _, path := range s.tree.Load().ReapCandidates(now.UnixMilli()) {
+				s.log.Info(reapLogMessage, "path", path)
 				txn := znode.Txn{Time: now.UnixMilli(), Super: true,
 					Ops: []znode.Op{{Type: zkproto.OpDeleteContainer, Path: path, Version: -1}}}
 				s.repl.ProposeAsync(txn.Append(nil))
@@ -132,3 +140,7 @@ func (s *Server) reapContainers() {
 		}
 	}
 }
+
+// reapLogMessage is logged for every delete the reaper proposes (as
+// ZooKeeper's "Attempting to delete candidate container").
+const reapLogMessage = "deleting an empty container or an expired TTL node"

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zkafka/zkafka/quorum/raftnode"
+	"github.com/zkafka/zkafka/store/segment"
 )
 
 // An ensemble member (zoo.cfg with server.N lines) is one raft node among
@@ -70,8 +71,9 @@ func (c *Config) selfSpec() *ServerSpec {
 }
 
 // startEnsemble starts the raft node of an ensemble member and its peer
-// transport.
-func startEnsemble(s *Server, dir string) (*raftReplicator, error) {
+// transport. fs is the raft log's file system (nil: the operating
+// system's).
+func startEnsemble(s *Server, dir string, fs segment.FS) (*raftReplicator, error) {
 	self := s.cfg.selfSpec()
 	if self == nil {
 		return nil, fmt.Errorf("myid %d is not among the server.N lines", s.cfg.MyID)
@@ -110,6 +112,7 @@ func startEnsemble(s *Server, dir string) (*raftReplicator, error) {
 		TransportReportsSnapshots: true,
 		OnStateChange:             s.stateChanged,
 		Logger:                    s.log.With("component", "raft"),
+		LogFS:                     fs,
 	}, s)
 	if err != nil {
 		l.Close()

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/zkafka/zkafka/quorum/raftnode"
+	"github.com/zkafka/zkafka/store/segment"
 )
 
 // raftReplicator replicates txns through a raftnode.Node.
@@ -14,8 +15,9 @@ type raftReplicator struct {
 }
 
 // startRaft starts the raft node of a standalone server: one voter whose id
-// is myid (1 when there is no myid file).
-func startRaft(s *Server, dir string) (*raftReplicator, error) {
+// is myid (1 when there is no myid file). fs is the raft log's file system
+// (nil: the operating system's).
+func startRaft(s *Server, dir string, fs segment.FS) (*raftReplicator, error) {
 	id := s.cfg.MyID
 	if id == 0 {
 		id = 1
@@ -30,6 +32,7 @@ func startRaft(s *Server, dir string) (*raftReplicator, error) {
 		SnapshotEntries: s.cfg.SnapCount,
 		SnapshotRetain:  s.cfg.SnapRetainCount,
 		Logger:          s.log.With("component", "raft"),
+		LogFS:           fs,
 	}, s)
 	if err != nil {
 		return nil, err

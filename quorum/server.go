@@ -57,6 +57,10 @@ type Server struct {
 	// clientAddr is the client listener's address, set before serving.
 	clientAddr net.Addr
 
+	// failed yields, once, the error that stopped the server on its own
+	// (see Failed); buffered 1.
+	failed chan error
+
 	mu struct {
 		sync.Mutex
 		conns     map[*conn]struct{}
@@ -83,6 +87,7 @@ func newServer(cfg Config, log *slog.Logger, tree *znode.Tree) *Server {
 		stats:   newServerStats(),
 		started: time.Now(),
 		done:    make(chan struct{}),
+		failed:  make(chan error, 1),
 	}
 	s.tree.Store(tree)
 	s.mu.conns = map[*conn]struct{}{}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/zkafka/zkafka/store/segment"
 	"github.com/zkafka/zkafka/store/znode"
 )
 
@@ -32,6 +33,16 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 // StartWithListener is Start with a listener the caller made (tests use
 // 127.0.0.1:0).
 func StartWithListener(cfg Config, log *slog.Logger, l net.Listener) (*Server, error) {
+	return start(cfg, log, l, startOptions{})
+}
+
+// startOptions are what tests change in a server beyond its Config.
+type startOptions struct {
+	logFS segment.FS // the raft log's file system; nil: the operating system's
+}
+
+// start is StartWithListener with test options.
+func start(cfg Config, log *slog.Logger, l net.Listener, opts startOptions) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -46,18 +57,19 @@ func StartWithListener(cfg Config, log *slog.Logger, l net.Listener) (*Server, e
 	s.tree.Store(znode.New(s.treeOptions()))
 	s.setConfigNode(s.tree.Load())
 	raftDir := filepath.Join(cfg.DataLogDir, "version-2")
+	var repl *raftReplicator
 	if len(cfg.Servers) > 0 {
 		// An ensemble member starts without a quorum (its peers may not be
 		// up yet); it serves once it knows a leader.
-		repl, err := startEnsemble(s, raftDir)
-		if err != nil {
+		var err error
+		if repl, err = startEnsemble(s, raftDir, opts.logFS); err != nil {
 			return nil, err
 		}
 		s.repl = repl
 		s.goTracked(s.watchEnsemble)
 	} else {
-		repl, err := startRaft(s, raftDir)
-		if err != nil {
+		var err error
+		if repl, err = startRaft(s, raftDir, opts.logFS); err != nil {
 			return nil, err
 		}
 		s.repl = repl
@@ -66,6 +78,7 @@ func StartWithListener(cfg Config, log *slog.Logger, l net.Listener) (*Server, e
 			return nil, fmt.Errorf("catching up the log: %w", err)
 		}
 	}
+	s.goTracked(func() { s.watchNode(repl.node) })
 	s.trackRestoredSessions()
 	s.goTracked(s.expireSessions)
 	s.goTracked(s.reapContainers)

@@ -93,7 +93,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		shutdown(log, zk)
 		return 1
 	}
-	if !waitForSignalOr(log, failed) {
+	if !waitForSignalOr(log, failed, zk.Failed()) {
 		shutdown(log, b, zk)
 		return 1
 	}
@@ -139,7 +139,10 @@ func cmdZookeeper(args []string, stdout, stderr io.Writer) int {
 		log.Error("zookeeper did not start", "err", err)
 		return 1
 	}
-	waitForSignal(log)
+	if !waitForSignalOr(log, zk.Failed()) {
+		shutdown(log, zk)
+		return 1
+	}
 	return shutdown(log, zk)
 }
 
@@ -169,20 +172,31 @@ func cmdBroker(args []string, stdout, stderr io.Writer) int {
 	return shutdown(log, b)
 }
 
-// waitForSignal blocks until SIGINT or SIGTERM.
-func waitForSignal(log *slog.Logger) { waitForSignalOr(log, nil) }
-
-// waitForSignalOr blocks until SIGINT or SIGTERM (true) or until failed
-// yields (false).
-func waitForSignalOr(log *slog.Logger, failed <-chan error) bool {
+// waitForSignalOr blocks until SIGINT or SIGTERM (true) or until one of
+// failed yields: a server stopped on its own (a listener that cannot
+// accept, a replicated log that cannot be written), which it logs (false).
+func waitForSignalOr(log *slog.Logger, failed ...<-chan error) bool {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(ch)
+	stop := make(chan struct{})
+	defer close(stop)
+	failure := make(chan error, len(failed))
+	for _, f := range failed {
+		go func() {
+			select {
+			case err := <-f:
+				failure <- err
+			case <-stop:
+			}
+		}()
+	}
 	select {
 	case sig := <-ch:
 		log.Info("shutting down", "signal", sig.String())
 		return true
-	case <-failed:
+	case err := <-failure:
+		log.Error("a server failed; exiting", "err", err)
 		return false
 	}
 }

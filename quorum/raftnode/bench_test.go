@@ -41,7 +41,7 @@ func BenchmarkPropose(b *testing.B) {
 			cfg := testConfig(1, b.TempDir())
 			cfg.TickInterval = 100 * time.Millisecond
 			cfg.openLog = func(dir string, logger *slog.Logger) (logStore, error) {
-				l, err := openSegLog(dir, 64<<20, logger)
+				l, err := openSegLog(dir, 64<<20, nil, logger)
 				if err != nil {
 					return nil, err
 				}

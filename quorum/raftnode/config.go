@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/zkafka/zkafka/store/segment"
 )
 
 // StateMachine is the replicated state that a Node applies committed
@@ -99,6 +101,10 @@ type Config struct {
 	// this many ticks (the message or the leader was lost but the term did
 	// not change). Default 4×ElectionTicks.
 	ForwardTimeoutTicks int
+	// LogFS is the file system of the raft log (Dir/log); nil means the
+	// operating system's. Tests hand in one that injects write and fsync
+	// errors, to check that a node stops on a storage failure (see Err).
+	LogFS segment.FS
 
 	// openLog opens the raft log; nil means a segment log in Dir/log.
 	// Benchmarks wrap it to count fsyncs.
@@ -144,9 +150,9 @@ func (c *Config) setDefaults() {
 		c.segmentBytes = 64 << 20
 	}
 	if c.openLog == nil {
-		size := c.segmentBytes
+		size, fs := c.segmentBytes, c.LogFS
 		c.openLog = func(dir string, logger *slog.Logger) (logStore, error) {
-			return openSegLog(dir, size, logger)
+			return openSegLog(dir, size, fs, logger)
 		}
 	}
 }

@@ -11,6 +11,7 @@
 //	n.ProposeFunc(txn, func(result any, index uint64, err error) { … }) // same, async, in call order
 //	err = n.ReadIndex(ctx)                    // linearizable barrier (ZooKeeper sync)
 //	transport delivers: n.Step(ctx, msg)
+//	<-n.Done(); n.Err()                       // the node stopped on its own: a storage error (fail-stop)
 //	n.Stop()
 //
 // # The loop

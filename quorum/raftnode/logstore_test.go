@@ -23,7 +23,7 @@ func ent(index, term uint64, data string) *raftpb.Entry {
 func TestSegLogMatchesMemLog(t *testing.T) {
 	dir := t.TempDir()
 	open := func() *segLog {
-		l, err := openSegLog(dir, 2<<10, testLogger())
+		l, err := openSegLog(dir, 2<<10, nil, testLogger())
 		if err != nil {
 			t.Fatal(err)
 		}

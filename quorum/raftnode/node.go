@@ -373,6 +373,20 @@ func (n *Node) Stop() error {
 // Stop or because of a storage error, which Stop then returns).
 func (n *Node) Done() <-chan struct{} { return n.done }
 
+// Err returns, once Done is closed, the error that stopped the node: nil
+// after a clean Stop, the storage or state-machine error that ended the
+// loop otherwise (the node is then dead: its log may not hold what raft
+// believes durable, so it must not be restarted in the same process).
+// Before Done is closed it returns nil.
+func (n *Node) Err() error {
+	select {
+	case <-n.done:
+		return n.err
+	default:
+		return nil
+	}
+}
+
 // shutdown runs when the loop exits, on the loop goroutine.
 func (n *Node) shutdown(err error) {
 	n.bg.Wait()

@@ -34,10 +34,11 @@ const preallocateBytes = 64 << 20
 
 // openSegLog opens (recovering a torn tail) or creates the raft log in dir,
 // rolling to a new segment file every segmentBytes; compaction deletes
-// whole segments, so smaller files free space sooner.
-func openSegLog(dir string, segmentBytes int64, logger *slog.Logger) (*segLog, error) {
+// whole segments, so smaller files free space sooner. A nil fs is the
+// operating system's.
+func openSegLog(dir string, segmentBytes int64, fs segment.FS, logger *slog.Logger) (*segLog, error) {
 	l, err := segment.Open(dir, segment.Options{SegmentBytes: segmentBytes,
-		PreallocateBytes: preallocateBytes, Logger: logger})
+		PreallocateBytes: preallocateBytes, FS: fs, Logger: logger})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,142 @@
+// Package faultfs is a store/segment file system over the operating
+// system's files that fails on demand, in the manner of pebble's
+// vfs/errorfs: once armed, every Sync (fsync) or WriteAt of the files it
+// opened returns an injected error, as a dying disk would. Tests hand it to
+// the raft log (raftnode.Config.LogFS) to check that a server stops, rather
+// than serving on, after a fatal storage error.
+//
+// The first failure is sticky, as fsync's is on Linux: after a failed
+// fsync the kernel may have dropped the dirty pages, so nothing written
+// before it can be trusted durable and the file is never "healed".
+package faultfs
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"sync"
+
+	"github.com/zkafka/zkafka/store/segment"
+)
+
+// ErrInjected is the error an armed FS returns (wrapped in an
+// *fs.PathError naming the file).
+var ErrInjected = errors.New("faultfs: injected I/O error")
+
+// FS is a segment.FS whose files fail once armed. The zero value is not
+// usable; call New. Its methods are safe for concurrent use.
+type FS struct {
+	mu struct {
+		sync.Mutex
+		syncsLeft  int  // successful Syncs left before they fail; <0: no limit
+		failWrites bool // WriteAt fails too
+		syncs      int  // Syncs that succeeded
+	}
+}
+
+// New returns an FS that does not fail until FailSyncsAfter is called.
+func New() *FS {
+	f := &FS{}
+	f.mu.syncsLeft = -1
+	return f
+}
+
+// FailSyncsAfter lets n more Syncs succeed; every later Sync fails with
+// ErrInjected, and so does every WriteAt after the first failed Sync (a
+// disk that lost a write does not take the next).
+func (f *FS) FailSyncsAfter(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.mu.syncsLeft = max(n, 0)
+}
+
+// Syncs returns the number of Syncs that succeeded.
+func (f *FS) Syncs() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.mu.syncs
+}
+
+// sync decides the outcome of one Sync.
+func (f *FS) sync() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.mu.syncsLeft == 0 {
+		f.mu.failWrites = true
+		return false
+	}
+	if f.mu.syncsLeft > 0 {
+		f.mu.syncsLeft--
+	}
+	f.mu.syncs++
+	return true
+}
+
+// write decides the outcome of one WriteAt.
+func (f *FS) write() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return !f.mu.failWrites
+}
+
+// OpenFile implements segment.FS.
+func (f *FS) OpenFile(name string, flag int, perm fs.FileMode) (segment.File, error) {
+	file, err := os.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return &faultFile{File: file, fs: f}, nil
+}
+
+// Remove implements segment.FS.
+func (f *FS) Remove(name string) error { return os.Remove(name) }
+
+// Rename implements segment.FS.
+func (f *FS) Rename(oldname, newname string) error { return os.Rename(oldname, newname) }
+
+// MkdirAll implements segment.FS.
+func (f *FS) MkdirAll(name string, perm fs.FileMode) error { return os.MkdirAll(name, perm) }
+
+// ReadDir implements segment.FS.
+func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
+
+// SyncDir implements segment.FS; it fails like a file's Sync.
+func (f *FS) SyncDir(name string) error {
+	if !f.sync() {
+		return &fs.PathError{Op: "sync", Path: name, Err: ErrInjected}
+	}
+	d, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// faultFile is an operating-system file of an FS.
+type faultFile struct {
+	*os.File
+	fs *FS
+}
+
+// OSFile returns the underlying file (segment.OSFiler), for sendfile.
+func (f *faultFile) OSFile() *os.File { return f.File }
+
+// WriteAt writes unless the FS has failed a Sync.
+func (f *faultFile) WriteAt(p []byte, off int64) (int, error) {
+	if !f.fs.write() {
+		return 0, &fs.PathError{Op: "write", Path: f.Name(), Err: ErrInjected}
+	}
+	return f.File.WriteAt(p, off)
+}
+
+// Sync is fsync, or ErrInjected once the FS is armed and its syncs spent.
+func (f *faultFile) Sync() error {
+	if !f.fs.sync() {
+		return &fs.PathError{Op: "sync", Path: f.Name(), Err: ErrInjected}
+	}
+	return f.File.Sync()
+}
