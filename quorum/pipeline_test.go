@@ -34,6 +34,7 @@ import (
 //	fail [dropped] [applied]        end the oldest held proposal with "outcome unknown"
 //	                                (or "dropped"); applied: it is in the log all the same
 //	readindex [fail]                make ReadIndex fail (or succeed again)
+//	expire client=C                 propose the close of C's session, as the leader's expiry does
 //	get server=N path=P             the data of P in server N's tree
 func TestPipeline(t *testing.T) {
 	datadriven.Walk(t, "testdata/pipeline", func(t *testing.T, path string) {
@@ -102,6 +103,13 @@ func (e *pipelineEnv) handle(t *testing.T, d *datadriven.TestData) string {
 		}
 		checkFor(t, "a proposal", func() bool { return e.log.pendingCount() >= 1 })
 		return errText(e.log.fail(err, d.HasArg("applied")))
+	case "expire":
+		// The txn expireSessions proposes for a session gone quiet.
+		c := e.client(t, d)
+		id := c.serverConn().session()
+		txn := znode.Txn{Time: time.Now().UnixMilli(), Session: id, Ops: []znode.Op{{Type: zkproto.OpCloseSession}}}
+		c.srv.repl.ProposeAsync(txn.Append(nil))
+		return ""
 	case "readindex":
 		var err error
 		if d.HasArg("fail") {
