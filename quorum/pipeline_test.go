@@ -24,8 +24,9 @@ import (
 //
 //	server id=N [ensemble]          a server with myid N; ensemble: an ensemble member (leader 1)
 //	leader id=N                     every ensemble member now knows leader N (0: none)
-//	connect client=C server=N [resume=D] [readonly]
-//	                                C's handshake; resume: with D's session id and password
+//	connect client=C server=N [resume=D] [readonly] [zxid=Z] [badpassword]
+//	                                C's handshake; resume: with D's session id and password;
+//	                                zxid: the last zxid the client has seen
 //	send client=C                   one request a line: "<xid> <op> <args>" (see parseRequest)
 //	replies client=C [n=K]          wait for K frames (default 1) from the server to C
 //	closed client=C                 wait for C's connection to end; show what came before
@@ -190,6 +191,12 @@ func (e *pipelineEnv) cmdConnect(t *testing.T, d *datadriven.TestData) string {
 		d.ScanArgs(t, "resume", &other)
 		prev := e.conns[other]
 		req.SessionID, req.Passwd = prev.SessionID, prev.Passwd
+	}
+	if d.HasArg("badpassword") {
+		req.Passwd = make([]byte, 16)
+	}
+	if d.HasArg("zxid") {
+		d.ScanArgs(t, "zxid", &req.LastZxidSeen)
 	}
 	c := dial(t, e.servers[id])
 	e.clients[name] = c
