@@ -25,8 +25,11 @@ func checkFor(t testing.TB, what string, cond func() bool) {
 }
 
 // poll reports whether cond came to hold within waitLimit.
-func poll(cond func() bool) bool {
-	deadline := time.Now().Add(waitLimit)
+func poll(cond func() bool) bool { return pollFor(waitLimit, cond) }
+
+// pollFor reports whether cond came to hold within d.
+func pollFor(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
 			return false
@@ -127,9 +130,9 @@ func (c *testClient) readLoop() {
 // next waits for n more frames (or the end of the connection) and returns
 // them, with "closed" last if the connection ended, or a line saying that
 // fewer came.
-func (c *testClient) next(n int) []string {
+func (c *testClient) next(n int, within time.Duration) []string {
 	var out []string
-	arrived := poll(func() bool {
+	arrived := pollFor(within, func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return len(c.mu.frames) >= n || c.mu.closed
@@ -143,7 +146,7 @@ func (c *testClient) next(n int) []string {
 		out = append(out, "closed")
 	}
 	if !arrived {
-		out = append(out, fmt.Sprintf("(timed out waiting for %d frames)", n))
+		out = append(out, fmt.Sprintf("(%d frames did not come within %v)", n, within))
 	}
 	return out
 }

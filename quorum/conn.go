@@ -276,11 +276,11 @@ func (c *conn) finish(cl *call, bw *bufio.Writer, out *[]byte) bool {
 		c.close("session moved to another server")
 		return false
 	}
-	c.drainEvents(bw)
 	rf := cl.reply
 	if rf == nil {
-		rf = c.execute(cl, res)
+		rf = c.executeInTurn(cl, res)
 	}
+	c.drainEvents(bw) // every event queued before the read or the write's result
 	if cl.isRead() && c.readsAhead.Add(-1) == 0 {
 		select {
 		case c.readsDone <- struct{}{}:
@@ -336,6 +336,17 @@ func (c *conn) await(cl *call, bw *bufio.Writer) (proposeResult, bool) {
 			return proposeResult{}, false
 		}
 	}
+}
+
+// executeInTurn executes a call whose turn has come. A read (except sync,
+// whose ReadIndex waits for applies) holds Server.applyMu for reading, so
+// it sees no txn whose watch events are not queued yet.
+func (c *conn) executeInTurn(cl *call, res proposeResult) *replyFrame {
+	if cl.isRead() && cl.op != zkproto.OpSync {
+		c.srv.applyMu.RLock()
+		defer c.srv.applyMu.RUnlock()
+	}
+	return c.execute(cl, res)
 }
 
 // awaitReads waits until the writer has executed every read queued so

@@ -80,11 +80,13 @@
 //     that caused them reaches its call, and the writer sends the queued
 //     events before each reply, so a client sees the event before the reply
 //     of a write of its own that fired it, and before the reply of any
-//     request it sent after the event was queued. Notifications that fire
-//     while the writer waits for a write's outcome go out at once. Gap:
-//     Apply updates the tree before it queues the events, so a read of
-//     another session executed in between can see the new data before its
-//     event (ZooKeeper's CommitProcessor runs no read while it applies).
+//     request it sent after the event was queued. A read never sees a
+//     change whose events are not queued yet (Server.applyMu: Apply holds
+//     it from the tree's update to the last event, a read holds it for
+//     reading), so a client sees the event of a watched change before the
+//     change's data, as ZooKeeper's CommitProcessor, which runs no read
+//     while it applies, guarantees. Notifications that fire while the
+//     writer waits for a write's outcome go out at once.
 //   - One-shot watches fire once; a watcher gets an event at most once
 //     whatever the number of its watches that match; events reach only
 //     watchers that may READ the node (ZooKeeper 3.8).
@@ -110,9 +112,10 @@
 //     are in the tree (and its snapshots), and a restored session's expiry
 //     clock starts at the restart.
 //
-// Locks: every quorum lock is a leaf (LOCKS.md). The reader goroutine may
-// wait for the writer (the calls queue is full, or reads are ahead of a
-// write), never the other way round.
+// Locks (LOCKS.md): Server.applyMu is taken first, by Apply (for writing)
+// and by a read (for reading); every other quorum lock is a leaf. The reader
+// goroutine may wait for the writer (the calls queue is full, or reads are
+// ahead of a write), never the other way round.
 //
 // # Testing
 //

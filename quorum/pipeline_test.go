@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,7 +29,9 @@ import (
 //	                                C's handshake; resume: with D's session id and password;
 //	                                zxid: the last zxid the client has seen
 //	send client=C                   one request a line: "<xid> <op> <args>" (see parseRequest)
-//	replies client=C [n=K]          wait for K frames (default 1) from the server to C
+//	replies client=C [n=K] [within=D]
+//	                                wait for K frames (default 1) from the server to C; within:
+//	                                wait only D (for a step where nothing may arrive)
 //	closed client=C                 wait for C's connection to end; show what came before
 //	hold | release                  hold new proposals | commit every held one and stop holding
 //	commit [n=K]                    apply the K oldest held proposals (waits for them to be made)
@@ -36,6 +39,9 @@ import (
 //	                                (or "dropped"); applied: it is in the log all the same
 //	readindex [fail]                make ReadIndex fail (or succeed again)
 //	expire client=C                 propose the close of C's session, as the leader's expiry does
+//	stall server=N path=P           a watch on P whose notification stalls the apply that fires
+//	                                it, until unstall (it is notified before every session's)
+//	stalled | unstall               wait until an apply is stalled | let it go on
 //	get server=N path=P             the data of P in server N's tree
 func TestPipeline(t *testing.T) {
 	datadriven.Walk(t, "testdata/pipeline", func(t *testing.T, path string) {
@@ -53,7 +59,24 @@ type pipelineEnv struct {
 	sent     map[string]int64 // requests sent per client
 	conns    map[string]zkproto.ConnectResponse
 	sessions map[int64]string // session id → s1, s2… in order of appearance
+	stall    *stallingWatcher
 }
+
+// stallingWatcher is a watcher whose notification blocks until unstall:
+// the apply that fires it stops between updating the tree and notifying
+// the sessions' watchers (its session id, -1, sorts first).
+type stallingWatcher struct {
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (w *stallingWatcher) notify(zkproto.EventType, string, []zkproto.ACL, int64) {
+	close(w.entered)
+	<-w.release
+}
+func (w *stallingWatcher) sessionID() int64 { return -1 }
+func (w *stallingWatcher) unstall()         { w.once.Do(func() { close(w.release) }) }
 
 func newPipelineEnv(t *testing.T) *pipelineEnv {
 	return &pipelineEnv{t: t, log: &fakeLog{}, servers: map[uint64]*Server{},
@@ -81,7 +104,16 @@ func (e *pipelineEnv) handle(t *testing.T, d *datadriven.TestData) string {
 		if d.HasArg("n") {
 			d.ScanArgs(t, "n", &n)
 		}
-		return e.prefixed(d, e.client(t, d).next(n))
+		within := waitLimit
+		if d.HasArg("within") {
+			var text string
+			d.ScanArgs(t, "within", &text)
+			var err error
+			if within, err = time.ParseDuration(text); err != nil {
+				d.Fatalf(t, "within: %v", err)
+			}
+		}
+		return e.prefixed(d, e.client(t, d).next(n, within))
 	case "closed":
 		return e.prefixed(d, e.client(t, d).untilClosed())
 	case "hold", "release":
@@ -110,6 +142,26 @@ func (e *pipelineEnv) handle(t *testing.T, d *datadriven.TestData) string {
 		id := c.serverConn().session()
 		txn := znode.Txn{Time: time.Now().UnixMilli(), Session: id, Ops: []znode.Op{{Type: zkproto.OpCloseSession}}}
 		c.srv.repl.ProposeAsync(txn.Append(nil))
+		return ""
+	case "stall":
+		var id uint64
+		var path string
+		d.ScanArgs(t, "server", &id)
+		d.ScanArgs(t, "path", &path)
+		e.stall = &stallingWatcher{entered: make(chan struct{}), release: make(chan struct{})}
+		e.servers[id].watches.add(watchData, path, e.stall)
+		st := e.stall
+		t.Cleanup(st.unstall) // before the servers shut down
+		return ""
+	case "stalled":
+		select {
+		case <-e.stall.entered:
+		case <-time.After(waitLimit):
+			d.Fatalf(t, "no apply stalled")
+		}
+		return ""
+	case "unstall":
+		e.stall.unstall()
 		return ""
 	case "readindex":
 		var err error
