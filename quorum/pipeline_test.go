@@ -324,6 +324,7 @@ func (e *pipelineEnv) prefixed(d *datadriven.TestData, lines []string) string {
 //	create PATH [DATA] [ephemeral]    get PATH [watch]     exists PATH [watch]
 //	set PATH DATA                     children PATH [watch] delete PATH
 //	sync PATH                         ping                 close
+//	setwatches RELZXID DATA EXIST CHILD (comma-separated paths, or -)
 func parseRequest(line string) (int32, zkproto.OpCode, zkproto.Record, error) {
 	f := strings.Fields(line)
 	if len(f) < 2 {
@@ -371,6 +372,20 @@ func parseRequest(line string) (int32, zkproto.OpCode, zkproto.Record, error) {
 		return x, zkproto.OpDelete, &zkproto.DeleteRequest{Path: arg(0), Version: -1}, nil
 	case "sync":
 		return x, zkproto.OpSync, &zkproto.SyncRequest{Path: arg(0)}, nil
+	case "setwatches":
+		// setwatches RELZXID DATA EXIST CHILD, each a comma-separated list or -.
+		rel, err := strconv.ParseInt(arg(0), 10, 64)
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		paths := func(i int) []string {
+			if a := arg(i); a != "" && a != "-" {
+				return strings.Split(a, ",")
+			}
+			return nil
+		}
+		return x, zkproto.OpSetWatches, &zkproto.SetWatches{RelativeZxid: rel,
+			DataWatches: paths(1), ExistWatches: paths(2), ChildWatches: paths(3)}, nil
 	case "ping":
 		return x, zkproto.OpPing, nil, nil
 	case "close":
