@@ -45,14 +45,13 @@ import (
 //	get server=N path=P             the data of P in server N's tree
 func TestPipeline(t *testing.T) {
 	datadriven.Walk(t, "testdata/pipeline", func(t *testing.T, path string) {
-		env := newPipelineEnv(t)
+		env := newPipelineEnv()
 		datadriven.RunTest(t, path, env.handle)
 	})
 }
 
 // pipelineEnv is the state of one script.
 type pipelineEnv struct {
-	t        *testing.T
 	log      *fakeLog
 	servers  map[uint64]*Server
 	clients  map[string]*testClient
@@ -78,8 +77,8 @@ func (w *stallingWatcher) notify(zkproto.EventType, string, []zkproto.ACL, int64
 func (w *stallingWatcher) sessionID() int64 { return -1 }
 func (w *stallingWatcher) unstall()         { w.once.Do(func() { close(w.release) }) }
 
-func newPipelineEnv(t *testing.T) *pipelineEnv {
-	return &pipelineEnv{t: t, log: &fakeLog{}, servers: map[uint64]*Server{},
+func newPipelineEnv() *pipelineEnv {
+	return &pipelineEnv{log: &fakeLog{}, servers: map[uint64]*Server{},
 		clients: map[string]*testClient{}, sent: map[string]int64{},
 		conns: map[string]zkproto.ConnectResponse{}, sessions: map[int64]string{}}
 }
@@ -113,9 +112,9 @@ func (e *pipelineEnv) handle(t *testing.T, d *datadriven.TestData) string {
 				d.Fatalf(t, "within: %v", err)
 			}
 		}
-		return e.prefixed(d, e.client(t, d).next(n, within))
+		return prefixed(d, e.client(t, d).next(n, within))
 	case "closed":
-		return e.prefixed(d, e.client(t, d).untilClosed())
+		return prefixed(d, e.client(t, d).untilClosed())
 	case "hold", "release":
 		e.log.setHold(d.Cmd == "hold")
 		if d.Cmd == "release" {
@@ -309,9 +308,14 @@ func (e *pipelineEnv) client(t *testing.T, d *datadriven.TestData) *testClient {
 	return c
 }
 
-func (e *pipelineEnv) prefixed(d *datadriven.TestData, lines []string) string {
+// prefixed shows lines as the frames client=C got, one a line.
+func prefixed(d *datadriven.TestData, lines []string) string {
 	var name string
-	d.ScanArgs(e.t, "client", &name)
+	for _, a := range d.CmdArgs {
+		if a.Key == "client" && len(a.Vals) == 1 {
+			name = a.Vals[0]
+		}
+	}
 	var b strings.Builder
 	for _, l := range lines {
 		fmt.Fprintf(&b, "%s: %s\n", name, l)
