@@ -44,17 +44,20 @@
 // session has applied. Committed txns are applied by the raft loop of every
 // member, through Server.Apply, which also fires the watches.
 //
-//	client ──► reader ── decodeCall ──► calls (in order, ≤ 1000) ──► writer ──► client
-//	            │ (frames ≤ jute.maxbuffer;          │ write: await the outcome ▲
-//	            │  ping, auth, errors: ready reply)  │ read:  execute on the tree
-//	            │                                    │ then:  events, then the reply
-//	            │ write: txn                         │               │
-//	            ▼                                    │        conn.events (≤ 4096)
-//	      repl.ProposeAsync ──► raft log ──► Server.Apply (raft loop, every member)
-//	                            (raftnode)     tree.Apply(txn), zxid = raft index
-//	                                           session tracker, connections
-//	                                           watches.trigger ──► conn.events
-//	                                           result ──► the proposer's call
+//	client                                                              client
+//	  │                                                                    ▲
+//	  ▼                                                                    │
+//	reader ── decodeCall ──► calls (request order, ≤ 1000) ──► writer, one call at a time:
+//	  │ frames ≤ jute.maxbuffer;                                 write: await its outcome
+//	  │ ping, auth, bad requests: a ready reply                  read:  execute on the tree
+//	  │                                                          then:  queued events, the reply
+//	  │ write: a txn, once the reads ahead of it are executed          ▲
+//	  ▼                                                                │ conn.events (≤ 4096)
+//	repl.ProposeAsync ──► raft log (raftnode) ──► Server.Apply, on every member's raft loop:
+//	                                                tree.Apply(txn), zxid = raft index
+//	                                                session tracker, connections
+//	                                                watches.trigger ──► conn.events
+//	                                                result ──► the proposer's call
 //
 // A proposal whose outcome is not a result (raft's "outcome unknown", a
 // dropped proposal, a stopped node) closes the connection without
