@@ -3,6 +3,7 @@ module github.com/zkafka/zkafka
 go 1.26.0
 
 require (
+	github.com/cockroachdb/datadriven v1.0.2
 	github.com/go-zookeeper/zk v1.0.4
 	github.com/google/btree v1.1.3
 	github.com/klauspost/compress v1.20.4
@@ -16,5 +17,6 @@ require (
 
 require (
 	github.com/anishathalye/porcupine v1.3.1 // indirect
+	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c
 )

@@ -20,6 +20,8 @@ func (s *Server) Apply(index uint64, data []byte) any {
 		return &appliedTxn{zxid: int64(index)}
 	}
 	txn.Zxid = int64(index)
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
 	results, events := s.tree.Load().Apply(txn)
 	s.afterApply(&txn, results)
 	for _, ev := range events {

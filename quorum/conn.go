@@ -42,6 +42,14 @@ type conn struct {
 	closed chan struct{}
 	once   sync.Once
 
+	// readsAhead counts the reads queued in calls that the writer has not
+	// executed yet; readsDone (buffered 1) wakes the reader when it drops
+	// to zero. The reader proposes a write only once readsAhead is zero, so
+	// that a read never sees a write its session sent after it.
+	// Invariant: readsAhead >= 0.
+	readsAhead atomic.Int64
+	readsDone  chan struct{}
+
 	sessionTimeout time.Duration
 	sid            atomic.Int64
 	// closingSession is set once the client asked to close its session: the
@@ -77,6 +85,10 @@ type call struct {
 	start time.Time
 }
 
+// isRead reports whether the writer executes cl against the tree when its
+// turn comes (not a write, and no ready answer).
+func (cl *call) isRead() bool { return cl.wait == nil && cl.reply == nil }
+
 // replyFrame is a reply's header and body.
 type replyFrame struct {
 	hdr  zkproto.ReplyHeader
@@ -85,13 +97,14 @@ type replyFrame struct {
 
 func newConn(s *Server, nc net.Conn) *conn {
 	return &conn{
-		srv:     s,
-		nc:      nc,
-		ip:      remoteIP(nc),
-		calls:   make(chan *call, maxOutstanding),
-		events:  make(chan []byte, maxQueuedEvents),
-		closed:  make(chan struct{}),
-		started: time.Now(),
+		srv:       s,
+		nc:        nc,
+		ip:        remoteIP(nc),
+		calls:     make(chan *call, maxOutstanding),
+		events:    make(chan []byte, maxQueuedEvents),
+		closed:    make(chan struct{}),
+		readsDone: make(chan struct{}, 1),
+		started:   time.Now(),
 		// ZooKeeper gives every connection the ip identity of its client.
 		auth: []zkproto.ID{{Scheme: "ip", ID: remoteIP(nc)}},
 	}
@@ -186,6 +199,9 @@ func (c *conn) readLoop(br *bufio.Reader) {
 			}
 			continue
 		}
+		if cl.isRead() {
+			c.readsAhead.Add(1)
+		}
 		select {
 		case c.calls <- cl:
 		case <-c.closed:
@@ -260,10 +276,16 @@ func (c *conn) finish(cl *call, bw *bufio.Writer, out *[]byte) bool {
 		c.close("session moved to another server")
 		return false
 	}
-	c.drainEvents(bw)
 	rf := cl.reply
 	if rf == nil {
-		rf = c.execute(cl, res)
+		rf = c.executeInTurn(cl, res)
+	}
+	c.drainEvents(bw) // every event queued before the read or the write's result
+	if cl.isRead() && c.readsAhead.Add(-1) == 0 {
+		select {
+		case c.readsDone <- struct{}{}:
+		default: // a wake-up is pending already
+		}
 	}
 	*out = zkproto.AppendReply((*out)[:0], rf.hdr, rf.body)
 	if _, err := bw.Write(*out); err != nil {
@@ -302,11 +324,45 @@ func (c *conn) await(cl *call, bw *bufio.Writer) (proposeResult, bool) {
 		case res := <-cl.wait:
 			return res, true
 		case ev := <-c.events:
+			// Out now, as ZooKeeper sends a notification when it fires,
+			// not with the reply the session waits for.
 			bw.Write(ev)
+			if len(c.events) == 0 {
+				if err := bw.Flush(); err != nil {
+					return proposeResult{}, false
+				}
+			}
 		case <-c.closed:
 			return proposeResult{}, false
 		}
 	}
+}
+
+// executeInTurn executes a call whose turn has come. A read (except sync,
+// whose ReadIndex waits for applies) holds Server.applyMu for reading, so
+// it sees no txn whose watch events are not queued yet.
+func (c *conn) executeInTurn(cl *call, res proposeResult) *replyFrame {
+	if cl.isRead() && cl.op != zkproto.OpSync {
+		c.srv.applyMu.RLock()
+		defer c.srv.applyMu.RUnlock()
+	}
+	return c.execute(cl, res)
+}
+
+// awaitReads waits until the writer has executed every read queued so
+// far; the reader calls it before proposing a write, so that the write
+// cannot apply before those reads look at the tree (ZooKeeper's
+// CommitProcessor likewise applies a commit only once the reads in flight
+// are done). It reports false when the connection closed.
+func (c *conn) awaitReads() bool {
+	for c.readsAhead.Load() > 0 {
+		select {
+		case <-c.readsDone:
+		case <-c.closed:
+			return false
+		}
+	}
+	return true
 }
 
 // sessionMoved reports whether a write failed because its session now

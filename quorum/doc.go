@@ -1,4 +1,133 @@
 // Package quorum is the ZooKeeper server: the client listener, sessions, the
 // request pipeline, watches, and replication of every write through
-// go.etcd.io/raft/v3 (standalone is an ensemble of one voter).
+// go.etcd.io/raft/v3 (package raftnode). A standalone server is an ensemble
+// of one voter; with server.N lines in zoo.cfg a server is one member of an
+// ensemble (participants are raft voters, observers are learners). The data
+// tree is store/znode; the wire codecs are zkproto.
+//
+// # Usage
+//
+//	cfg, err := quorum.LoadConfig("zoo.cfg", log) // or quorum.DefaultConfig(dir)
+//	s, err := quorum.Start(cfg, log)              // or StartWithListener(cfg, log, l)
+//	addr := s.Addr()                              // the client listener
+//	...
+//	err = s.Shutdown(ctx)                         // or s.Close(); sessions survive a restart
+//
+// # Files
+//
+//	standalone.go   Start and StartWithListener (both modes), Addr, Close
+//	server.go       Server, the replicator seam, the accept loop, the connection registry, Shutdown
+//	raft.go         the replicator over a raftnode.Node; the standalone node's start
+//	ensemble.go     an ensemble member: serving only with a leader, read-only mode,
+//	                session activity forwarded to the leader, follower status
+//	transport.go    the peer transport: raft messages and session activity over TCP
+//	conn.go         one client connection: its reader and writer, order, notifications
+//	handshake.go    the ConnectRequest: a session created, resumed or revalidated
+//	requests.go     a request frame into a call: writes into txns, auth, write replies
+//	reads.go        the read requests against the tree, watch registration, sync
+//	apply.go        the state machine (Apply, Snapshot, Restore), session expiry, container reaping
+//	session.go      session ids, passwords, the session tracker
+//	watch.go        the watch manager: one-shot, persistent and recursive watches
+//	fourletter.go   the four-letter words (ruok, srvr, mntr, ...)
+//	config.go       Config, zoo.cfg and myid
+//	stats.go        the counters the four-letter words report
+//	limits_unix.go  the open-file limit, for mntr
+//
+// # The request pipeline
+//
+// Each client connection has a reader goroutine and a writer goroutine
+// (conn.go). The reader turns frames into calls in request order: a write
+// becomes a txn proposed at once, so a session's writes enter the log in
+// its order; a read waits in the queue. The writer answers the calls one by
+// one: a write when its proposal's outcome is in, a read by executing it
+// against the tree when its turn comes, so after every earlier write of the
+// session has applied. Committed txns are applied by the raft loop of every
+// member, through Server.Apply, which also fires the watches.
+//
+//	client                                                              client
+//	  │                                                                    ▲
+//	  ▼                                                                    │
+//	reader ── decodeCall ──► calls (request order, ≤ 1000) ──► writer, one call at a time:
+//	  │ frames ≤ jute.maxbuffer;                                 write: await its outcome
+//	  │ ping, auth, bad requests: a ready reply                  read:  execute on the tree
+//	  │                                                          then:  queued events, the reply
+//	  │ write: a txn, once the reads ahead of it are executed          ▲
+//	  ▼                                                                │ conn.events (≤ 4096)
+//	repl.ProposeAsync ──► raft log (raftnode) ──► Server.Apply, on every member's raft loop:
+//	                                                tree.Apply(txn), zxid = raft index
+//	                                                session tracker, connections
+//	                                                watches.trigger ──► conn.events
+//	                                                result ──► the proposer's call
+//
+// A proposal whose outcome is not a result (raft's "outcome unknown", a
+// dropped proposal, a stopped node) closes the connection without
+// answering it or anything queued behind it: the client reconnects and
+// finds out what happened, as after a lost connection in ZooKeeper.
+//
+// # Invariants
+//
+//   - Per-session FIFO: replies leave in request order (one calls queue, one
+//     writer). A read sees every write its session sent before it (the
+//     writer executes it only after their outcomes are in) and none it sent
+//     after it (the reader proposes a write only once the reads queued
+//     before it are executed: conn.readsAhead).
+//   - The zxid of a txn is its raft index. Zxids increase in log order on
+//     every member, with gaps where raft has entries of its own (a new
+//     leader's empty entry, configuration changes).
+//   - Apply is deterministic: every member applies the same txns to the same
+//     tree. Everything a txn depends on travels in it: session, identities,
+//     owner, time (Txn.Time is stamped by the server that took the request,
+//     or by the one that expires the session or reaps the node, from its own
+//     clock: it is not the leader's clock).
+//   - A session's watch events are queued before the result of the write
+//     that caused them reaches its call, and the writer sends the queued
+//     events before each reply, so a client sees the event before the reply
+//     of a write of its own that fired it, and before the reply of any
+//     request it sent after the event was queued. A read never sees a
+//     change whose events are not queued yet (Server.applyMu: Apply holds
+//     it from the tree's update to the last event, a read holds it for
+//     reading), so a client sees the event of a watched change before the
+//     change's data, as ZooKeeper's CommitProcessor, which runs no read
+//     while it applies, guarantees. Notifications that fire while the
+//     writer waits for a write's outcome go out at once.
+//   - One-shot watches fire once; a watcher gets an event at most once
+//     whatever the number of its watches that match; events reach only
+//     watchers that may READ the node (ZooKeeper 3.8).
+//   - Only the leader (or the standalone server) expires sessions
+//     (expireSessions checks isLeader); the other members forward their
+//     clients' activity to it every tickTime/2, and a new leader starts
+//     every session's clock afresh.
+//   - A session belongs to the member it was created on or last revalidated
+//     on (Txn.Owner, the myid): a write of the session through another
+//     member fails with SessionMoved there, and that connection closes
+//     without a reply.
+//   - A member serves read-write clients only while it knows a leader;
+//     without one it closes them after a grace of a few raft ticks and
+//     gives clients that ask for read-only mode a local, never replicated
+//     session whose writes and syncs answer NotReadOnly.
+//   - A client that has seen a newer zxid than this server is refused at
+//     the handshake; an unknown or expired session, or a wrong password, is
+//     answered with session id 0 and timeout 0.
+//   - Memory per connection is bounded: 1000 calls in flight (the reader
+//     stops reading), 4096 queued notifications (beyond, the connection is
+//     closed), frames of at most jute.maxbuffer.
+//   - Sessions and their ephemerals survive a restart or a Shutdown: they
+//     are in the tree (and its snapshots), and a restored session's expiry
+//     clock starts at the restart.
+//
+// Locks (LOCKS.md): Server.applyMu is taken first, by Apply (for writing)
+// and by a read (for reading); every other quorum lock is a leaf. The reader
+// goroutine may wait for the writer (the calls queue is full, or reads are
+// ahead of a write), never the other way round.
+//
+// # Testing
+//
+// The unit tests run Servers without raft or disk: fakelog_test.go is a
+// scripted replicator shared by the members of a test (it applies each
+// entry through every member's Server.Apply, in order, and can hold a
+// proposal, fail it with "outcome unknown" or drop it), and the clients of
+// pipeline_test.go speak the wire protocol over net.Pipe, driven by the
+// datadriven scripts in testdata/pipeline (rewrite with -rewrite). The
+// behaviour with real clients, raft and processes is tested in
+// compat-tests.
 package quorum

@@ -37,6 +37,9 @@ func (c *conn) decodeCall(frame []byte) (*call, bool) {
 		}
 		txn := znode.Txn{Time: time.Now().UnixMilli(), Session: c.session(),
 			Ops: []znode.Op{{Type: zkproto.OpCloseSession}}}
+		if !c.awaitReads() {
+			return nil, false
+		}
 		c.srv.tracker.markClosing(c.session())
 		c.closingSession.Store(true)
 		cl.wait = c.srv.repl.ProposeAsync(txn.Append(nil))
@@ -65,6 +68,9 @@ func (c *conn) decodeCall(frame []byte) (*call, bool) {
 		}
 	}
 	if ops, isWrite := writeOps(h.Type, rec); isWrite {
+		if !c.awaitReads() {
+			return nil, false
+		}
 		ids, super := c.identities()
 		txn := znode.Txn{Time: time.Now().UnixMilli(), Session: c.session(), Auth: ids, Super: super,
 			Ops: ops, Multi: h.Type == zkproto.OpMulti, Owner: c.srv.ownerID()}

@@ -71,6 +71,13 @@ type Server struct {
 	}
 	wg   sync.WaitGroup
 	done chan struct{}
+
+	// applyMu makes a txn's apply and its watch events one step for the
+	// reads: Apply holds it from the tree's update to the last event
+	// queued, a read holds it for reading while it looks at the tree. A
+	// read that sees a change thus runs after the change's events are in
+	// its connection's queue, and the writer sends them before the reply.
+	applyMu sync.RWMutex
 }
 
 // newServer builds a server around a tree; the caller attaches repl.
