@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -41,6 +42,11 @@ type conn struct {
 	events chan []byte
 	closed chan struct{}
 	once   sync.Once
+	// life is cancelled when the connection closes: every wait done on the
+	// connection's behalf (a sync's ReadIndex, a handshake's proposal)
+	// takes it, so none outlives the connection.
+	life    context.Context
+	endLife context.CancelFunc
 
 	sessionTimeout time.Duration
 	sid            atomic.Int64
@@ -84,7 +90,10 @@ type replyFrame struct {
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
+	life, endLife := context.WithCancel(context.Background())
 	return &conn{
+		life:    life,
+		endLife: endLife,
 		srv:     s,
 		nc:      nc,
 		ip:      remoteIP(nc),
@@ -105,6 +114,7 @@ func (c *conn) close(reason string) {
 	c.once.Do(func() {
 		c.srv.log.Debug("closing client connection", "remote", c.nc.RemoteAddr().String(), "session", fmt.Sprintf("0x%x", c.session()), "reason", reason)
 		close(c.closed)
+		c.endLife()
 		c.nc.Close()
 	})
 }
