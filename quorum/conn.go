@@ -146,6 +146,13 @@ func (c *conn) serve() {
 	}()
 	c.readLoop(br)
 	close(c.calls)
+	// The writer may still owe replies (the reader stops after a
+	// closeSession or a request that ends the connection); a client that
+	// hangs up meanwhile ends them, so that nothing waits on its behalf
+	// (a sync without a leader) past its going. The writer closes the
+	// connection when it is done, which ends this read.
+	io.Copy(io.Discard, br)
+	c.close("client connection ended")
 	<-writerDone
 }
 
@@ -178,7 +185,11 @@ func (c *conn) readLoop(br *bufio.Reader) {
 	for {
 		frame, err := c.readFrame(br, buf[:0])
 		if err != nil {
+			// As ZooKeeper closes a connection at end of stream: nobody
+			// reads the replies still owed, and a writer waiting on the
+			// client's behalf (a sync without a leader) must stop now.
 			c.logReadError(err)
+			c.close("client connection ended")
 			return
 		}
 		buf = frame
@@ -292,7 +303,8 @@ func (c *conn) finish(cl *call, bw *bufio.Writer, out *[]byte) bool {
 }
 
 // await waits for a write's outcome, writing the notifications that come
-// meanwhile. It reports false when the connection closed.
+// meanwhile, at most the session timeout. It reports false when the
+// connection closed (or was closed for want of an outcome).
 func (c *conn) await(cl *call, bw *bufio.Writer) (proposeResult, bool) {
 	select {
 	case res := <-cl.wait:
@@ -307,12 +319,22 @@ func (c *conn) await(cl *call, bw *bufio.Writer) (proposeResult, bool) {
 			return proposeResult{}, false
 		}
 	}
+	// A write with no outcome within the session timeout (no leader) ends
+	// the connection: its client, whose pings queue behind it, would give
+	// up on this server about then anyway.
+	limit := time.NewTimer(c.sessionTimeout)
+	defer limit.Stop()
 	for {
 		select {
 		case res := <-cl.wait:
 			return res, true
 		case ev := <-c.events:
 			bw.Write(ev)
+		case <-limit.C:
+			c.srv.log.Info("no outcome for a write within the session timeout; closing the connection",
+				"session", fmt.Sprintf("0x%x", c.session()), "timeout", c.sessionTimeout)
+			c.close("write outcome not in within the session timeout")
+			return proposeResult{}, false
 		case <-c.closed:
 			return proposeResult{}, false
 		}
