@@ -117,18 +117,34 @@ func handshakeBudget(timeout time.Duration) time.Duration {
 // handshake's budget, or came after the connection closed.
 var errNoOutcome = errors.New("no outcome within the handshake's budget")
 
-// awaitOutcome waits for a proposal's outcome until deadline or until the
-// connection closes.
-func (c *conn) awaitOutcome(ch <-chan proposeResult, deadline time.Time) proposeResult {
-	t := time.NewTimer(time.Until(deadline))
-	defer t.Stop()
-	select {
-	case res := <-ch:
-		return res
-	case <-t.C:
-	case <-c.life.Done():
+// withdrawableProposer is a replicator that can withdraw a proposal its
+// caller gave up on before it reaches the log (raftReplicator). A session
+// txn proposed by a handshake that gave up must not apply later: a late
+// revalidation would move the session back here after its client went on
+// to another server.
+type withdrawableProposer interface {
+	ProposeWithin(ctx context.Context, data []byte) proposeResult
+}
+
+// proposeWithin proposes a session txn and waits for its outcome until
+// deadline or until the connection closes (then errNoOutcome).
+func (c *conn) proposeWithin(data []byte, deadline time.Time) proposeResult {
+	ctx, cancel := context.WithDeadline(c.life, deadline)
+	defer cancel()
+	var res proposeResult
+	if p, ok := c.srv.repl.(withdrawableProposer); ok {
+		res = p.ProposeWithin(ctx, data)
+	} else {
+		select {
+		case res = <-c.srv.repl.ProposeAsync(data):
+		case <-ctx.Done():
+			res.err = ctx.Err()
+		}
 	}
-	return proposeResult{err: errNoOutcome}
+	if res.err != nil && ctx.Err() != nil {
+		res.err = errNoOutcome
+	}
+	return res
 }
 
 // createSession replicates a new session and waits until it is applied.
@@ -142,7 +158,7 @@ func (c *conn) createSession(timeout time.Duration) (int64, bool) {
 		Owner:   c.srv.ownerID(),
 		Ops:     []znode.Op{{Type: zkproto.OpCreateSession, SessionTimeout: int32(timeout / time.Millisecond)}},
 	}
-	res := c.awaitOutcome(c.srv.repl.ProposeAsync(txn.Append(nil)), time.Now().Add(handshakeBudget(timeout)))
+	res := c.proposeWithin(txn.Append(nil), time.Now().Add(handshakeBudget(timeout)))
 	if res.err != nil {
 		c.srv.log.Warn("could not create a session; closing without an answer", "err", res.err)
 		return 0, false
@@ -214,7 +230,7 @@ func (c *conn) revalidateSession(id int64, timeout time.Duration, deadline time.
 	}
 	data := txn.Append(nil)
 	for attempt := 1; ; attempt++ {
-		res := c.awaitOutcome(c.srv.repl.ProposeAsync(data), deadline)
+		res := c.proposeWithin(data, deadline)
 		if res.err == nil {
 			if len(res.applied.results) != 1 || res.applied.results[0].Err != zkproto.ErrOK {
 				c.srv.log.Info("revalidation refused: the session is gone", "session", fmt.Sprintf("0x%x", id))
