@@ -49,7 +49,10 @@ type conn struct {
 	endLife context.CancelFunc
 
 	sessionTimeout time.Duration
-	sid            atomic.Int64
+	// writeLimit bounds the writer's wait for a write's outcome by the
+	// session timeout; the writer goroutine owns it (one timer, reused).
+	writeLimit *time.Timer
+	sid        atomic.Int64
 	// closingSession is set once the client asked to close its session: the
 	// connection then closes after the reply, not when the close applies.
 	closingSession atomic.Bool
@@ -322,15 +325,19 @@ func (c *conn) await(cl *call, bw *bufio.Writer) (proposeResult, bool) {
 	// A write with no outcome within the session timeout (no leader) ends
 	// the connection: its client, whose pings queue behind it, would give
 	// up on this server about then anyway.
-	limit := time.NewTimer(c.sessionTimeout)
-	defer limit.Stop()
+	if c.writeLimit == nil {
+		c.writeLimit = time.NewTimer(c.sessionTimeout)
+	} else {
+		c.writeLimit.Reset(c.sessionTimeout) // no stale tick since Go 1.23
+	}
+	defer c.writeLimit.Stop()
 	for {
 		select {
 		case res := <-cl.wait:
 			return res, true
 		case ev := <-c.events:
 			bw.Write(ev)
-		case <-limit.C:
+		case <-c.writeLimit.C:
 			c.srv.log.Info("no outcome for a write within the session timeout; closing the connection",
 				"session", fmt.Sprintf("0x%x", c.session()), "timeout", c.sessionTimeout)
 			c.close("write outcome not in within the session timeout")

@@ -24,15 +24,20 @@ type leaderlessRepl struct {
 	mu    sync.Mutex
 	index uint64
 	reads chan struct{} // one value per ReadIndex started
+	// holdWrites: proposals other than session creates never get an
+	// outcome (no leader for writes either).
+	holdWrites bool
 }
 
 func (r *leaderlessRepl) ProposeAsync(data []byte) <-chan proposeResult {
-	r.mu.Lock()
-	r.index++
-	v := r.srv.Apply(r.index, data)
-	r.mu.Unlock()
 	out := make(chan proposeResult, 1)
-	out <- proposeResult{applied: v.(*appliedTxn)}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if txn, err := znode.DecodeTxn(data); r.holdWrites && err == nil && txn.Ops[0].Type != zkproto.OpCreateSession {
+		return out
+	}
+	r.index++
+	out <- proposeResult{applied: r.srv.Apply(r.index, data).(*appliedTxn)}
 	return out
 }
 
@@ -185,25 +190,7 @@ func TestShutdownDoesNotWaitForALeaderlessSync(t *testing.T) {
 // loss and can try another server, instead of waiting forever.
 func TestSyncWithoutLeaderEndsWithinTheSessionTimeout(t *testing.T) {
 	s, repl := startLeaderless(t, 100*time.Millisecond)
-	nc, err := net.DialTimeout("tcp", s.Addr().String(), 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	br := bufio.NewReader(nc)
-	nc.SetDeadline(time.Now().Add(15 * time.Second))
-	if _, err := nc.Write(zkproto.AppendFrame(nil, &zkproto.ConnectRequest{TimeOut: 1000, Passwd: make([]byte, 16)})); err != nil {
-		t.Fatal(err)
-	}
-	frame, err := zkproto.ReadFrame(br, nil, 1<<20)
-	if err != nil {
-		t.Fatalf("connect response: %v", err)
-	}
-	var resp zkproto.ConnectResponse
-	resp.Decode(zkproto.NewReader(frame))
-	if resp.SessionID == 0 || resp.TimeOut != 1000 {
-		t.Fatalf("connect response %+v, want a session with timeout 1000", resp)
-	}
+	nc, br := rawSession(t, s, 1000)
 	sync := zkproto.AppendRequest(nil, zkproto.RequestHeader{Xid: 1, Type: zkproto.OpSync}, &zkproto.SyncRequest{Path: "/"})
 	if _, err := nc.Write(sync); err != nil {
 		t.Fatal(err)
@@ -227,6 +214,66 @@ func TestSyncWithoutLeaderEndsWithinTheSessionTimeout(t *testing.T) {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
 			t.Fatalf("a sync without a leader still holds its connection %v later (session timeout 1s)", time.Since(start).Round(time.Second))
+		}
+		return // closed by the server
+	}
+}
+
+// rawSession opens a session of timeout ms on s over a raw connection (no
+// pings), with a 15 s deadline for everything that follows.
+func rawSession(t *testing.T, s *Server, timeout int32) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", s.Addr().String(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	br := bufio.NewReader(nc)
+	nc.SetDeadline(time.Now().Add(15 * time.Second))
+	if _, err := nc.Write(zkproto.AppendFrame(nil, &zkproto.ConnectRequest{TimeOut: timeout, Passwd: make([]byte, 16)})); err != nil {
+		t.Fatal(err)
+	}
+	frame, err := zkproto.ReadFrame(br, nil, 1<<20)
+	if err != nil {
+		t.Fatalf("connect response: %v", err)
+	}
+	var resp zkproto.ConnectResponse
+	resp.Decode(zkproto.NewReader(frame))
+	if resp.SessionID == 0 || resp.TimeOut != timeout {
+		t.Fatalf("connect response %+v, want a session with timeout %d", resp, timeout)
+	}
+	return nc, br
+}
+
+// TestWriteWithoutOutcomeEndsWithinTheSessionTimeout: a write that gets
+// no outcome (no leader) does not hold its connection forever: it closes
+// within the session timeout, and the client, which cannot know whether
+// the write happened, sees connection loss.
+func TestWriteWithoutOutcomeEndsWithinTheSessionTimeout(t *testing.T) {
+	s, repl := startLeaderless(t, 100*time.Millisecond)
+	repl.mu.Lock()
+	repl.holdWrites = true
+	repl.mu.Unlock()
+	nc, br := rawSession(t, s, 1000)
+	create := zkproto.AppendRequest(nil, zkproto.RequestHeader{Xid: 1, Type: zkproto.OpCreate},
+		&zkproto.CreateRequest{Path: "/x", ACL: zkproto.OpenACLUnsafe})
+	if _, err := nc.Write(create); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for {
+		frame, err := zkproto.ReadFrame(br, nil, 1<<20)
+		if err == nil {
+			var h zkproto.ReplyHeader
+			h.Decode(zkproto.NewReader(frame))
+			if h.Xid == 1 && h.Err == zkproto.ErrOK {
+				t.Fatal("the create succeeded without an outcome")
+			}
+			continue
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Fatalf("a write without an outcome still holds its connection %v later (session timeout 1s)", time.Since(start).Round(time.Second))
 		}
 		return // closed by the server
 	}
