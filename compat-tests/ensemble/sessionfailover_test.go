@@ -63,6 +63,12 @@ func TestSessionSurvivesLeaderFailover(t *testing.T) {
 		Options: zkserver.Options{TickTime: tick, StartTimeout: 30 * time.Second},
 		Voters:  3,
 	})
+	sessionFailoverScenario(t, e, tick, kills, stops)
+}
+
+// sessionFailoverScenario starts e (three voters of tickTime tick) and
+// runs the kill rounds, then the stop rounds.
+func sessionFailoverScenario(t *testing.T, e *zkserver.Ensemble, tick time.Duration, kills, stops int) {
 	e.StartAll()
 	sessionTimeout := 3 * tick
 	if tick < time.Second {
