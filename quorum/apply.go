@@ -99,13 +99,23 @@ func (s *Server) expireSessions() {
 	interval := max(s.cfg.TickTime/4, 10*time.Millisecond)
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	leading := false
 	for {
 		select {
 		case <-s.done:
 			return
 		case now := <-t.C:
 			if !s.isLeader() {
+				leading = false
 				continue // only the leader decides expiry
+			}
+			if !leading {
+				// Before any expiry: the sessions' clocks ran on other
+				// servers until now, and the clients were reconnecting.
+				leading = true
+				s.log.Info("leading: every session gets a fresh lease of its timeout")
+				s.tracker.lease(s.tree.Load().Sessions(), now)
+				continue
 			}
 			for _, id := range s.tracker.expired(now) {
 				s.log.Info("session expired", "session", fmt.Sprintf("0x%x", id))

@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -41,8 +42,13 @@ type conn struct {
 	events chan []byte
 	closed chan struct{}
 	once   sync.Once
+	// life is cancelled when the connection closes: every wait done on the
+	// connection's behalf (a sync's ReadIndex, a handshake's proposal)
+	// takes it, so none outlives the connection.
+	life    context.Context
+	endLife context.CancelFunc
 
-	// readsAhead counts the reads queued in calls that the writer has not
+	// readsAhead counts the tree reads (readsTree) queued in calls that the writer has not
 	// executed yet; readsDone (buffered 1) wakes the reader when it drops
 	// to zero. The reader proposes a write only once readsAhead is zero, so
 	// that a read never sees a write its session sent after it.
@@ -51,7 +57,10 @@ type conn struct {
 	readsDone  chan struct{}
 
 	sessionTimeout time.Duration
-	sid            atomic.Int64
+	// writeLimit bounds the writer's wait for a write's outcome by the
+	// session timeout; the writer goroutine owns it (one timer, reused).
+	writeLimit *time.Timer
+	sid        atomic.Int64
 	// closingSession is set once the client asked to close its session: the
 	// connection then closes after the reply, not when the close applies.
 	closingSession atomic.Bool
@@ -89,6 +98,12 @@ type call struct {
 // turn comes (not a write, and no ready answer).
 func (cl *call) isRead() bool { return cl.wait == nil && cl.reply == nil }
 
+// readsTree reports whether cl is a read that looks at the tree: any read
+// but sync, whose ReadIndex waits for applies (possibly for a leader that
+// does not come) and returns no data. Only these count in readsAhead and
+// take applyMu.
+func (cl *call) readsTree() bool { return cl.isRead() && cl.op != zkproto.OpSync }
+
 // replyFrame is a reply's header and body.
 type replyFrame struct {
 	hdr  zkproto.ReplyHeader
@@ -96,7 +111,10 @@ type replyFrame struct {
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
+	life, endLife := context.WithCancel(context.Background())
 	return &conn{
+		life:      life,
+		endLife:   endLife,
 		srv:       s,
 		nc:        nc,
 		ip:        remoteIP(nc),
@@ -118,6 +136,7 @@ func (c *conn) close(reason string) {
 	c.once.Do(func() {
 		c.srv.log.Debug("closing client connection", "remote", c.nc.RemoteAddr().String(), "session", fmt.Sprintf("0x%x", c.session()), "reason", reason)
 		close(c.closed)
+		c.endLife()
 		c.nc.Close()
 	})
 }
@@ -149,6 +168,13 @@ func (c *conn) serve() {
 	}()
 	c.readLoop(br)
 	close(c.calls)
+	// The writer may still owe replies (the reader stops after a
+	// closeSession or a request that ends the connection); a client that
+	// hangs up meanwhile ends them, so that nothing waits on its behalf
+	// (a sync without a leader) past its going. The writer closes the
+	// connection when it is done, which ends this read.
+	io.Copy(io.Discard, br)
+	c.close("client connection ended")
 	<-writerDone
 }
 
@@ -181,7 +207,11 @@ func (c *conn) readLoop(br *bufio.Reader) {
 	for {
 		frame, err := c.readFrame(br, buf[:0])
 		if err != nil {
+			// As ZooKeeper closes a connection at end of stream: nobody
+			// reads the replies still owed, and a writer waiting on the
+			// client's behalf (a sync without a leader) must stop now.
 			c.logReadError(err)
+			c.close("client connection ended")
 			return
 		}
 		buf = frame
@@ -199,7 +229,7 @@ func (c *conn) readLoop(br *bufio.Reader) {
 			}
 			continue
 		}
-		if cl.isRead() {
+		if cl.readsTree() {
 			c.readsAhead.Add(1)
 		}
 		select {
@@ -281,7 +311,7 @@ func (c *conn) finish(cl *call, bw *bufio.Writer, out *[]byte) bool {
 		rf = c.executeInTurn(cl, res)
 	}
 	c.drainEvents(bw) // every event queued before the read or the write's result
-	if cl.isRead() && c.readsAhead.Add(-1) == 0 {
+	if cl.readsTree() && c.readsAhead.Add(-1) == 0 {
 		select {
 		case c.readsDone <- struct{}{}:
 		default: // a wake-up is pending already
@@ -304,7 +334,8 @@ func (c *conn) finish(cl *call, bw *bufio.Writer, out *[]byte) bool {
 }
 
 // await waits for a write's outcome, writing the notifications that come
-// meanwhile. It reports false when the connection closed.
+// meanwhile, at most the session timeout. It reports false when the
+// connection closed (or was closed for want of an outcome).
 func (c *conn) await(cl *call, bw *bufio.Writer) (proposeResult, bool) {
 	select {
 	case res := <-cl.wait:
@@ -319,6 +350,15 @@ func (c *conn) await(cl *call, bw *bufio.Writer) (proposeResult, bool) {
 			return proposeResult{}, false
 		}
 	}
+	// A write with no outcome within the session timeout (no leader) ends
+	// the connection: its client, whose pings queue behind it, would give
+	// up on this server about then anyway.
+	if c.writeLimit == nil {
+		c.writeLimit = time.NewTimer(c.sessionTimeout)
+	} else {
+		c.writeLimit.Reset(c.sessionTimeout) // no stale tick since Go 1.23
+	}
+	defer c.writeLimit.Stop()
 	for {
 		select {
 		case res := <-cl.wait:
@@ -332,6 +372,11 @@ func (c *conn) await(cl *call, bw *bufio.Writer) (proposeResult, bool) {
 					return proposeResult{}, false
 				}
 			}
+		case <-c.writeLimit.C:
+			c.srv.log.Info("no outcome for a write within the session timeout; closing the connection",
+				"session", fmt.Sprintf("0x%x", c.session()), "timeout", c.sessionTimeout)
+			c.close("write outcome not in within the session timeout")
+			return proposeResult{}, false
 		case <-c.closed:
 			return proposeResult{}, false
 		}
@@ -342,7 +387,7 @@ func (c *conn) await(cl *call, bw *bufio.Writer) (proposeResult, bool) {
 // whose ReadIndex waits for applies) holds Server.applyMu for reading, so
 // it sees no txn whose watch events are not queued yet.
 func (c *conn) executeInTurn(cl *call, res proposeResult) *replyFrame {
-	if cl.isRead() && cl.op != zkproto.OpSync {
+	if cl.readsTree() {
 		c.srv.applyMu.RLock()
 		defer c.srv.applyMu.RUnlock()
 	}

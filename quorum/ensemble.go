@@ -27,7 +27,8 @@ import (
 //     closed so that their clients come back read-write.
 //   - Sessions: only the leader expires sessions. Every server forwards its
 //     clients' activity (batched every tickTime/2) to the leader over the
-//     peer connection; a new leader starts every session's clock afresh.
+//     peer connection; a new leader gives every session a fresh lease of its
+//     timeout (sessionTracker.lease).
 //   - Elections: raft's (PreVote, CheckQuorum), then the new leader hands
 //     over once to a higher-myid voter that is fully caught up (raftnode's
 //     HandOver).
@@ -176,7 +177,7 @@ func (s *Server) touchedElsewhere(ts []sessionTouch) {
 
 // watchEnsemble follows the leader: it closes client connections while
 // there is none, closes read-only connections when there is one again,
-// restarts the session clocks when this server becomes leader, and
+// drops the unforwarded activity when this server becomes leader, and
 // forwards session activity to the leader every tickTime/2.
 func (s *Server) watchEnsemble() {
 	e := s.ens
@@ -196,8 +197,8 @@ func (s *Server) watchEnsemble() {
 		leader := e.leader.Load()
 		isLeader := s.isLeader()
 		if isLeader && !wasLeader {
-			s.log.Info("leading: every session's clock starts afresh")
-			s.tracker.restartClocks(now)
+			// The sessions' fresh lease is expireSessions' (the same
+			// goroutine as expiry, so none expires before it).
 			e.mu.Lock()
 			clear(e.mu.touches)
 			e.mu.Unlock()

@@ -59,6 +59,17 @@ func (r *raftReplicator) ProposeAsync(data []byte) <-chan proposeResult {
 	return out
 }
 
+// ProposeWithin implements withdrawableProposer: a proposal still parked
+// (no leader known) when ctx ends is withdrawn, never proposed.
+func (r *raftReplicator) ProposeWithin(ctx context.Context, data []byte) proposeResult {
+	value, _, err := r.node.Propose(ctx, data)
+	if err != nil {
+		return proposeResult{err: err}
+	}
+	applied, _ := value.(*appliedTxn)
+	return proposeResult{applied: applied}
+}
+
 // ReadIndex implements replicator.
 func (r *raftReplicator) ReadIndex(ctx context.Context) error { return r.node.ReadIndex(ctx) }
 

@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/zkafka/zkafka/store/znode"
@@ -41,7 +42,9 @@ func (c *conn) read(tree *znode.Tree, cl *call) (zkproto.Record, zkproto.Err) {
 	case *zkproto.GetEphemeralsRequest:
 		return &zkproto.GetEphemeralsResponse{Ephemerals: tree.Ephemerals(c.session(), r.PrefixPath)}, zkproto.ErrOK
 	case *zkproto.SyncRequest:
-		if err := c.srv.repl.ReadIndex(context.Background()); err != nil {
+		if err := c.sync(); err != nil {
+			c.srv.log.Info("sync found no leader in time; closing the connection", "session", fmt.Sprintf("0x%x", c.session()), "err", err)
+			c.close("sync failed")
 			return nil, zkproto.ErrConnectionLoss
 		}
 		return &zkproto.SyncResponse{Path: r.Path}, zkproto.ErrOK
@@ -64,6 +67,17 @@ func (c *conn) read(tree *znode.Tree, cl *call) (zkproto.Record, zkproto.Err) {
 		return c.whoAmI(), zkproto.ErrOK
 	}
 	return nil, zkproto.ErrUnimplemented
+}
+
+// sync waits until this server has applied what the leader had committed
+// when it was called. The wait ends with the connection (the writer runs
+// it, and a close must not be left waiting for a leader) and after the
+// session timeout: without a leader by then the client would have given up
+// on this server anyway.
+func (c *conn) sync() error {
+	ctx, cancel := context.WithTimeout(c.life, c.sessionTimeout)
+	defer cancel()
+	return c.srv.repl.ReadIndex(ctx)
 }
 
 func (c *conn) checkACL(tree *znode.Tree, path string, perm int32) zkproto.Err {

@@ -113,13 +113,40 @@ func (t *sessionTracker) forget(id int64) {
 	delete(t.mu.closing, id)
 }
 
-// restartClocks starts every session's clock afresh (a new leader does
-// not know when the sessions were last heard from elsewhere).
-func (t *sessionTracker) restartClocks(now time.Time) {
+// adopt tracks a session the tree holds but the tracker does not (one
+// that came with a snapshot from the leader), from now; a tracked session
+// only gets its renegotiated timeout.
+func (t *sessionTracker) adopt(id int64, timeout time.Duration, now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.mu.lastSeen[id]; !ok {
+		t.mu.lastSeen[id] = now
+	}
+	t.mu.timeout[id] = timeout
+}
+
+// lease starts the tracker afresh for a server that has just become the
+// one that decides expiry, as ZooKeeper's leader builds its SessionTracker
+// from the data tree when it starts leading: every tracked session, and
+// every session of the tree (id to timeout in ms) it did not track (one
+// that came with a snapshot), gets a lease of its timeout from now (the
+// new leader does not know when they were last heard from elsewhere, and
+// the clients were busy reconnecting during the election), and none is
+// closing. A timeout renegotiated since the session was created is kept.
+// Nothing is dropped here: a session that closed after sessions was read
+// may come back, and its expiry then proposes a close that applies as a
+// no-op and forgets it.
+func (t *sessionTracker) lease(sessions map[int64]int32, now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for id := range t.mu.lastSeen {
 		t.mu.lastSeen[id] = now
+	}
+	for id, ms := range sessions {
+		t.mu.lastSeen[id] = now
+		if _, ok := t.mu.timeout[id]; !ok {
+			t.mu.timeout[id] = time.Duration(ms) * time.Millisecond
+		}
 	}
 	clear(t.mu.closing)
 }

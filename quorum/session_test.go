@@ -84,7 +84,7 @@ func TestSessionTracker(t *testing.T) {
 			{do: "track", id: 1, ms: 0, d: 2 * time.Second},
 			{do: "track", id: 2, ms: 0, d: 2 * time.Second},
 			{do: "closing", id: 2, want: true},
-			{do: "restart", ms: 5000},
+			{do: "lease", ms: 5000},
 			{do: "expired", ms: 6000, want: []int64(nil)},
 			{do: "touch", id: 2, ms: 6000, want: true},
 			{do: "expired", ms: 7001, want: []int64{1}},
@@ -106,8 +106,8 @@ func TestSessionTracker(t *testing.T) {
 					got = tr.markClosing(s.id)
 				case "forget":
 					tr.forget(s.id)
-				case "restart":
-					tr.restartClocks(at(s.ms))
+				case "lease":
+					tr.lease(nil, at(s.ms))
 				case "expired":
 					ids := tr.expired(at(s.ms))
 					slices.Sort(ids)

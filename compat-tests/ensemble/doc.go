@@ -2,6 +2,9 @@
 // 127.0.0.1 (bin/zkafka, or $ZKAFKA_BIN, started through compat-tests/zkserver)
 // driven by go-zookeeper: the start-up order of a five-voter ensemble, kill -9
 // of the leader under writes, SIGSTOP of the leader past the session timeout,
+// one session (its ephemeral, its data, exists and child watches) through 25
+// kills and stops of the leader ($ZKAFKA_FAILOVER_TICK, $ZKAFKA_FAILOVER_ROUNDS
+// run it at another tickTime or length),
 // network partitions made by a fault-injecting TCP proxy between the servers
 // (all three checked for linearizability with porcupine), observers and
 // read-only mode, a follower that catches up from the leader's snapshot after
