@@ -12,10 +12,9 @@ import (
 func (c *conn) executeRead(cl *call) *replyFrame {
 	tree := c.srv.tree.Load()
 	body, err := c.read(tree, cl)
+	// Every reply carries its request's xid, setWatches included (clients
+	// send it with xid -8, but ZooKeeper echoes whatever came).
 	hdr := zkproto.ReplyHeader{Xid: cl.xid, Zxid: tree.LastZxid(), Err: err}
-	if cl.op == zkproto.OpSetWatches || cl.op == zkproto.OpSetWatches2 {
-		hdr.Xid = zkproto.XidSetWatches
-	}
 	if err != zkproto.ErrOK || body == nil {
 		body = &zkproto.Empty{}
 	}
