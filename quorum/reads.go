@@ -80,6 +80,7 @@ func (c *conn) exists(tree *znode.Tree, r *zkproto.ExistsRequest) (zkproto.Recor
 	if err != zkproto.ErrOK {
 		return nil, err
 	}
+	c.srv.stats.read(r.Path, 0)
 	return &zkproto.ExistsResponse{Stat: st}, zkproto.ErrOK
 }
 
@@ -91,6 +92,7 @@ func (c *conn) getData(tree *znode.Tree, path string, watch bool) (zkproto.Recor
 		if err != zkproto.ErrOK {
 			return nil, err
 		}
+		c.srv.stats.read(path, int64(len(data)))
 		return &zkproto.GetDataResponse{Data: data, Stat: st}, zkproto.ErrOK
 	}
 	if err := c.checkACL(tree, path, zkproto.PermRead); err != zkproto.ErrOK {
@@ -106,6 +108,7 @@ func (c *conn) getData(tree *znode.Tree, path string, watch bool) (zkproto.Recor
 		}
 		return nil, err
 	}
+	c.srv.stats.read(path, int64(len(data)))
 	return &zkproto.GetDataResponse{Data: data, Stat: st}, zkproto.ErrOK
 }
 
@@ -126,6 +129,7 @@ func (c *conn) getChildren(tree *znode.Tree, op zkproto.OpCode, path string, wat
 	if children == nil {
 		children = []string{}
 	}
+	c.srv.stats.readChildren(path, children)
 	if op == zkproto.OpGetChildren2 {
 		return &zkproto.GetChildren2Response{Children: children, Stat: st}, zkproto.ErrOK
 	}
