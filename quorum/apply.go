@@ -22,7 +22,7 @@ func (s *Server) Apply(index uint64, data []byte) any {
 	txn.Zxid = int64(index)
 	results, events := s.tree.Load().Apply(txn)
 	s.afterApply(&txn, results)
-	s.stats.applied(&txn, results, events)
+	s.observeApplied(len(data), &txn, results, events)
 	for _, ev := range events {
 		s.watches.trigger(ev.Type, ev.Path, ev.ACL, txn.Zxid)
 	}

@@ -9,10 +9,11 @@ import (
 )
 
 // writeDump is the dump four-letter word: the sessions, their ephemerals
-// and the connections. A standalone server writes them as Apache
-// ZooKeeper's SessionTrackerImpl and NIOServerCnxnFactory do, in expiry
-// buckets (the deadline rounded up to a tick); an ensemble member as its
-// LearnerSessionTracker ("Global Sessions(n):").
+// and the connections. A standalone server and a leader write the sessions
+// as Apache ZooKeeper's SessionTrackerImpl does, in expiry buckets (the
+// deadline rounded up to a tick); a follower or observer as its
+// LearnerSessionTracker ("Global Sessions(n):"); the connections as
+// NIOServerCnxnFactory, in buckets too.
 func (s *Server) writeDump(w io.Writer) {
 	tree := s.tree.Load()
 	sessions := tree.Sessions()
@@ -22,7 +23,7 @@ func (s *Server) writeDump(w io.Writer) {
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	io.WriteString(w, "SessionTracker dump:\n")
-	if s.ens == nil {
+	if s.ens == nil || s.isLeader() {
 		deadlines := s.tracker.deadlines()
 		buckets := map[int64][]string{}
 		for _, id := range ids {
@@ -51,10 +52,8 @@ func (s *Server) writeDump(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "Sessions with Ephemerals (%d):\n%s", withEphemerals, b.String())
-	if s.ens == nil {
-		io.WriteString(w, "Connections dump:\n")
-		s.writeConnectionBuckets(w)
-	}
+	io.WriteString(w, "Connections dump:\n")
+	s.writeConnectionBuckets(w)
 }
 
 // writeConnectionBuckets: a connection expires with its session; one

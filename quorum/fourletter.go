@@ -141,6 +141,9 @@ func (s *Server) writeServerStats(w io.Writer, self *conn) {
 	fmt.Fprintf(w, "Received: %d\nSent: %d\nConnections: %d\nOutstanding: %d\n",
 		s.stats.received.Load(), s.stats.sent.Load(), len(s.connections()), s.outstanding())
 	fmt.Fprintf(w, "Zxid: 0x%x\nMode: %s\nNode count: %d\n", tree.LastZxid(), s.mode(), znodeCount(tree))
+	if s.ens != nil && s.isLeader() {
+		fmt.Fprintf(w, "Proposal sizes last/min/max: %s\n", s.stats.proposalSizes())
+	}
 }
 
 // znodeCount is ZooKeeper's node count: its tree holds the root twice
@@ -190,16 +193,22 @@ func (s *Server) writeConf(w io.Writer) {
 		c.ClientPort, c.DataDir, dirSize(c.DataDir), c.DataLogDir, dirSize(c.DataLogDir))
 	fmt.Fprintf(w, "tickTime=%d\nmaxClientCnxns=%d\nminSessionTimeout=%d\nmaxSessionTimeout=%d\nclientPortListenBacklog=-1\nserverId=%d\n",
 		c.TickTime.Milliseconds(), c.MaxClientCnxns, c.MinSessionTimeout.Milliseconds(), c.MaxSessionTimeout.Milliseconds(), c.MyID)
-	if len(c.Servers) > 0 {
-		fmt.Fprintf(w, "initLimit=%d\nsyncLimit=%d\n", c.InitLimit, c.SyncLimit)
-		for _, sv := range c.Servers {
-			role := "participant"
+	if len(c.Servers) == 0 {
+		return
+	}
+	// QuorumPeerConfig's additions; the membership is QuorumVerifier's
+	// toString, whose last line has no newline.
+	fmt.Fprintf(w, "initLimit=%d\nsyncLimit=%d\nelectionAlg=3\n", c.InitLimit, c.SyncLimit)
+	peerType := 0 // LearnerType.PARTICIPANT
+	for _, sv := range c.Servers {
+		if sv.ID == c.MyID {
+			fmt.Fprintf(w, "electionPort=%d\nquorumPort=%d\n", sv.ElectPort, sv.PeerPort)
 			if sv.Observer {
-				role = "observer"
+				peerType = 1
 			}
-			fmt.Fprintf(w, "server.%d=%s:%d:%d:%s;%s:%d\n", sv.ID, sv.Host, sv.PeerPort, sv.ElectPort, role, sv.ClientHost, sv.ClientPort)
 		}
 	}
+	fmt.Fprintf(w, "peerType=%d\nmembership: \n%s", peerType, c.DynamicConfigText())
 }
 
 // javaAddr renders an address as Java's InetSocketAddress.toString does for

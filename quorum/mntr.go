@@ -129,22 +129,45 @@ func (s *Server) writeMonitor(w io.Writer) {
 	}
 }
 
-// ensembleMonitorLines are the keys a leader adds (Leader's followers,
-// synced followers and pending syncs).
+// ensembleMonitorLines are the keys an ensemble member adds: its peer
+// state and the quorum size (QuorumPeer), and on the leader the learners,
+// the proposal sizes and one pair of summaries per learner (the queue of
+// its LearnerHandler: zkafka's raft transport has none, so they are 0).
 func (s *Server) ensembleMonitorLines() [][2]string {
-	if s.ens == nil || !s.isLeader() {
+	if s.ens == nil {
 		return nil
 	}
-	fs := s.followerStatus()
+	voters := 0
+	for _, sv := range s.cfg.Servers {
+		if !sv.Observer {
+			voters++
+		}
+	}
 	itoa := strconv.Itoa
-	return [][2]string{
+	peerState := map[string]string{"leader": "leading", "follower": "following", "observer": "observing"}[s.mode()]
+	out := [][2]string{{"zk_peer_state", peerState + " - broadcast"}, {"zk_quorum_size", itoa(voters)}}
+	if !s.isLeader() {
+		return out
+	}
+	fs := s.followerStatus()
+	last, minSize, maxSize := s.stats.proposalSizes().values()
+	out = append(out, [][2]string{
 		{"zk_learners", itoa(fs.learners)},
-		{"zk_followers", itoa(fs.followers)},
 		{"zk_synced_followers", itoa(fs.syncedFollowers)},
 		{"zk_synced_non_voting_followers", "0"},
 		{"zk_synced_observers", itoa(fs.syncedObservers)},
 		{"zk_pending_syncs", "0"},
+		{"zk_leader_uptime", itoa(int(time.Since(s.started).Milliseconds()))},
+		{"zk_last_proposal_size", itoa(last)},
+		{"zk_max_proposal_size", itoa(maxSize)},
+		{"zk_min_proposal_size", itoa(minSize)},
+	}...)
+	for _, id := range fs.learnerIDs {
+		sid := strconv.FormatUint(id, 10)
+		out = append(out, summaryLines(sid+"_learner_handler_qp_size", summary{}, false)...)
+		out = append(out, summaryLines(sid+"_learner_handler_qp_time_ms", summary{}, true)...)
 	}
+	return out
 }
 
 func openFiles() int {

@@ -45,6 +45,7 @@ func StartWithListener(cfg Config, log *slog.Logger, l net.Listener) (*Server, e
 	s.clientAddr = l.Addr()
 	s.tree.Store(znode.New(s.treeOptions()))
 	s.setConfigNode(s.tree.Load())
+	s.stats.configWritten(cfg)
 	raftDir := filepath.Join(cfg.DataLogDir, "version-2")
 	if len(cfg.Servers) > 0 {
 		// An ensemble member starts without a quorum (its peers may not be

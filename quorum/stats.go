@@ -26,6 +26,67 @@ type serverStats struct {
 		// WRITE_PER_NAMESPACE count them (mntr's
 		// zk_*_<ns>_read_per_namespace keys).
 		reads, writes map[string]*summary
+		// proposals are the sizes of the entries this server applied
+		// while leading (Leader.getProposalStats: last/min/max).
+		proposals bufferStats
+	}
+}
+
+// bufferStats is ZooKeeper's BufferStats: -1 until the first value.
+type bufferStats struct {
+	set            bool
+	last, min, max int
+}
+
+func (b bufferStats) String() string {
+	if !b.set {
+		return "-1/-1/-1"
+	}
+	return strconv.Itoa(b.last) + "/" + strconv.Itoa(b.min) + "/" + strconv.Itoa(b.max)
+}
+
+// values are last, min and max, -1 before the first.
+func (b bufferStats) values() (last, min, max int) {
+	if !b.set {
+		return -1, -1, -1
+	}
+	return b.last, b.min, b.max
+}
+
+func (b *bufferStats) add(n int) {
+	if !b.set || n < b.min {
+		b.min = n
+	}
+	if !b.set || n > b.max {
+		b.max = n
+	}
+	b.last, b.set = n, true
+}
+
+// proposalSizes returns the proposal sizes (srvr's "Proposal sizes
+// last/min/max", mntr's zk_*_proposal_size).
+func (s *serverStats) proposalSizes() bufferStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.proposals
+}
+
+// observeApplied counts an applied log entry of n bytes: its writes per
+// namespace, and, on a leader, its size as a proposal.
+func (s *Server) observeApplied(n int, txn *znode.Txn, results []znode.Result, events []znode.Event) {
+	s.stats.applied(txn, results, events)
+	if s.ens != nil && s.isLeader() {
+		s.stats.mu.Lock()
+		s.stats.mu.proposals.add(n)
+		s.stats.mu.Unlock()
+	}
+}
+
+// configWritten counts the write of an ensemble's /zookeeper/config at
+// start: ZooKeeper's servers write it when they load the configuration.
+func (s *serverStats) configWritten(cfg Config) {
+	if len(cfg.Servers) > 0 {
+		s.write("/zookeeper/config", int64(len(cfg.DynamicConfigText())))
 	}
 }
 

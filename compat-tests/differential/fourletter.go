@@ -165,6 +165,8 @@ func normStat(text string, label func(int64) string) []string {
 			v = shape(v, reInt, "<n>")
 		case "Zxid":
 			v = shape(v, reHex, "<zxid>")
+		case "Proposal sizes last/min/max": // a leader's
+			v = shape(v, regexp.MustCompile(`^-?\d+/-?\d+/-?\d+$`), "<last>/<min>/<max>")
 		}
 		out = append(out, k+": "+v)
 	}
@@ -240,7 +242,7 @@ var mntrExact = map[string]bool{
 	"zk_local_sessions": true, "zk_watch_count": true, "zk_approximate_data_size": true,
 	"zk_connection_drop_probability": true, "zk_outstanding_tls_handshake": true,
 	"zk_non_mtls_remote_conn_count": true, "zk_non_mtls_local_conn_count": true,
-	"zk_followers": true, "zk_synced_followers": true, "zk_synced_observers": true,
+	"zk_peer_state": true, "zk_quorum_size": true, "zk_synced_followers": true, "zk_synced_observers": true,
 	"zk_learners": true, "zk_synced_non_voting_followers": true, "zk_pending_syncs": true,
 }
 
@@ -291,7 +293,7 @@ func normConf(text string) []string {
 		k, v, ok := strings.Cut(l, "=")
 		if ok {
 			switch k {
-			case "clientPort":
+			case "clientPort", "electionPort", "quorumPort":
 				v = shape(v, reInt, "<port>")
 			case "dataDir", "dataLogDir":
 				// Apache ZooKeeper shows its version-2 subdirectory.
@@ -375,6 +377,7 @@ var (
 	reSets   = regexp.MustCompile(`^(Session|Connections) Sets \((\d+)\)/\((\d+)\):$`)
 	reExpire = regexp.MustCompile(`^\d+ expire at .+:$`)
 	reDumpIP = regexp.MustCompile(`^\tip: (/[0-9.]+:\d+) sessionId: (0x[0-9a-f]+)$`)
+	reGlobal = regexp.MustCompile(`^(0x[0-9a-f]+)\t(\d+ms)$`)
 )
 
 // normDump: the session and connection expiry buckets depend on timing, so
@@ -401,6 +404,10 @@ func normDump(text string, label func(int64) string) []string {
 			group = append(group, "\tip: "+shape(m[1], reAddr, "/127.0.0.1:<port>")+" sessionId: "+labelHex(m[2], label))
 		case strings.HasPrefix(l, "\t") && !inEphemerals:
 			group = append(group, "\t"+reSession.ReplaceAllStringFunc(l[1:], func(h string) string { return labelHex(h, label) }))
+		case reGlobal.MatchString(l):
+			// A learner's "Global Sessions(n):" list: id, then timeout.
+			m := reGlobal.FindStringSubmatch(l)
+			group = append(group, labelHex(m[1], label)+"\t"+m[2])
 		case strings.HasPrefix(l, "Sessions with Ephemerals"):
 			flush()
 			out = append(out, l)
