@@ -42,7 +42,7 @@ func (s *Server) writeDump(w io.Writer) {
 	withEphemerals := 0
 	for _, id := range ids {
 		eph := tree.Ephemerals(id, "/")
-		if len(eph) == 0 {
+		if len(eph) == 0 && !s.stats.ownedEphemerals(id) {
 			continue
 		}
 		withEphemerals++

@@ -26,6 +26,12 @@ type serverStats struct {
 		// WRITE_PER_NAMESPACE count them (mntr's
 		// zk_*_<ns>_read_per_namespace keys).
 		reads, writes map[string]*summary
+		// ephemeralOwners are the sessions that created an ephemeral
+		// since they opened (or since this server started): the keys of
+		// ZooKeeper's DataTree.ephemerals, which keeps a session whose
+		// ephemerals were all deleted until the session closes (dump
+		// lists it, with no paths).
+		ephemeralOwners map[int64]bool
 		// proposals are the sizes of the entries this server applied
 		// while leading (Leader.getProposalStats: last/min/max).
 		proposals bufferStats
@@ -94,6 +100,7 @@ func newServerStats() *serverStats {
 	s := &serverStats{}
 	s.mu.reads = map[string]*summary{}
 	s.mu.writes = map[string]*summary{}
+	s.mu.ephemeralOwners = map[int64]bool{}
 	return s
 }
 
@@ -207,11 +214,15 @@ func (s *serverStats) applied(txn *znode.Txn, results []znode.Result, events []z
 		switch op.Type {
 		case zkproto.OpCreate, zkproto.OpCreate2, zkproto.OpCreateContainer, zkproto.OpCreateTTL:
 			s.write(results[i].Path, int64(len(op.Data)))
+			if op.Mode.Ephemeral() {
+				s.setEphemeralOwner(txn.Session, true)
+			}
 		case zkproto.OpSetData:
 			s.write(op.Path, int64(len(op.Data)))
 		case zkproto.OpDelete, zkproto.OpDeleteContainer:
 			s.write(op.Path, 0)
 		case zkproto.OpCloseSession:
+			s.setEphemeralOwner(txn.Session, false)
 			for _, ev := range events {
 				if ev.Type == zkproto.EventNodeDeleted {
 					s.write(ev.Path, 0)
@@ -219,6 +230,24 @@ func (s *serverStats) applied(txn *znode.Txn, results []znode.Result, events []z
 			}
 		}
 	}
+}
+
+func (s *serverStats) setEphemeralOwner(id int64, owns bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if owns {
+		s.mu.ephemeralOwners[id] = true
+	} else {
+		delete(s.mu.ephemeralOwners, id)
+	}
+}
+
+// ownedEphemerals reports whether session id created an ephemeral since it
+// opened.
+func (s *serverStats) ownedEphemerals(id int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.ephemeralOwners[id]
 }
 
 func (s *serverStats) write(path string, n int64) {

@@ -88,3 +88,35 @@ func TestFourLetterWordValues(t *testing.T) {
 		}
 	}
 }
+
+// TestDumpListsSessionWithDeletedEphemerals: ZooKeeper's dump lists a
+// session that created an ephemeral even after the node was deleted (with
+// no paths), until the session closes (DataTree.ephemerals keeps the
+// session's empty set). The differential run with seed 2 showed it.
+func TestDumpListsSessionWithDeletedEphemerals(t *testing.T) {
+	ts := startServer(t)
+	c, _ := ts.connect(5 * time.Second)
+	if _, err := c.Create("/e", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete("/e", -1); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("Sessions with Ephemerals (1):\n0x%x:\nConnections dump:", c.SessionID())
+	if dump := fourLetter(t, ts.addr, "dump"); !strings.Contains(dump, want) {
+		t.Fatalf("dump lacks %q:\n%s", want, dump)
+	}
+	c.Close()
+	other, _ := ts.connect(5 * time.Second)
+	defer other.Close()
+	want = "Sessions with Ephemerals (0):\nConnections dump:"
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		dump := fourLetter(t, ts.addr, "dump")
+		if strings.Contains(dump, want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the close, dump lacks %q:\n%s", want, dump)
+		}
+	}
+}
