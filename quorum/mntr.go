@@ -146,6 +146,11 @@ func (s *Server) ensembleMonitorLines() [][2]string {
 	itoa := strconv.Itoa
 	peerState := map[string]string{"leader": "leading", "follower": "following", "observer": "observing"}[s.mode()]
 	out := [][2]string{{"zk_peer_state", peerState + " - broadcast"}, {"zk_quorum_size", itoa(voters)}}
+	if s.mode() == "observer" {
+		// The server it learns from (Observer.getLearnerMasterId): ours
+		// is the raft leader.
+		out = append(out, [2]string{"zk_observer_master_id", strconv.FormatUint(s.ens.leader.Load(), 10)})
+	}
 	if !s.isLeader() {
 		return out
 	}

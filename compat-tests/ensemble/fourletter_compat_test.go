@@ -18,16 +18,17 @@ import (
 )
 
 // TestEnsembleFourLetterWords compares every four-letter word of the
-// leader and of a follower of a 3-server Apache ZooKeeper ensemble and of a
-// 3-server zkafka ensemble in the same state: the same writes, one session
-// on the leader and one on a follower with the same watches (the per-server
-// values, such as connections and watches, are then comparable as values).
+// leader, a follower and the observer of an Apache ZooKeeper ensemble (3
+// voters, 1 observer) and of a zkafka ensemble alike, in the same state: the
+// same writes, one session on each of the three servers with the same
+// watches (the per-server values, such as connections and watches, are then
+// comparable as values).
 // The answers are normalized as in the standalone differential run.
 func TestEnsembleFourLetterWords(t *testing.T) {
 	opts := zkserver.EnsembleOptions{
 		Options: zkserver.Options{ExtendedTypes: true, ContainerCheckInterval: time.Hour, StartTimeout: 60 * time.Second,
 			FourLetterWords: differential.FourLetterWords},
-		Voters: 3,
+		Voters: 3, Observers: 1,
 	}
 	a := zkserver.NewApacheEnsemble(t, opts)
 	b := zkserver.NewZkafkaEnsemble(t, opts)
@@ -36,10 +37,10 @@ func TestEnsembleFourLetterWords(t *testing.T) {
 	ra := fourLetterState(t, a)
 	rb := fourLetterState(t, b)
 	var diffs []string
-	for _, role := range []string{"leader", "follower"} {
+	for _, role := range []string{"leader", "follower", "observer"} {
 		for _, w := range differential.FourLetterWords {
-			la := ensembleNormalize(differential.NormalizeFourLetterWord(w, ra.answers[role][w], ra.label))
-			lb := ensembleNormalize(differential.NormalizeFourLetterWord(w, rb.answers[role][w], rb.label))
+			la := ensembleNormalize(w, differential.NormalizeFourLetterWord(w, ra.answers[role][w], ra.label))
+			lb := ensembleNormalize(w, differential.NormalizeFourLetterWord(w, rb.answers[role][w], rb.label))
 			if os.Getenv("ZKDIFF_DUMP") == "raw" && w != "mntr" {
 				fmt.Printf("==== %s %s\n--- apache\n%s\n--- zkafka\n%s\n", role, w, ra.answers[role][w], rb.answers[role][w])
 			} else if os.Getenv("ZKDIFF_DUMP") != "" {
@@ -57,21 +58,27 @@ func TestEnsembleFourLetterWords(t *testing.T) {
 
 // ensembleNormalize hides, on top of the standalone normalization, what
 // legitimately differs between two ensembles in the same state: which
-// server id leads (conf's serverId), and the writes of /zookeeper/config
+// server id leads (conf's serverId, and the learner ids in the leader's
+// per-learner mntr keys), and the writes of /zookeeper/config
 // (the "zookeeper" namespace: a server writes it when it loads the
 // configuration, and again when it syncs from the leader by snapshot; its
 // length follows the port numbers).
-func ensembleNormalize(lines []string) []string {
+func ensembleNormalize(word string, lines []string) []string {
 	out := make([]string, len(lines))
 	for i, l := range lines {
 		l = reServerID.ReplaceAllString(l, "serverId=<id>")
+		l = reLearnerSid.ReplaceAllString(l, "${1}<sid>$2")
 		out[i] = reConfigWrites.ReplaceAllString(l, "${1}<n>")
+	}
+	if word == "mntr" {
+		slices.Sort(out) // sorted again once the learner ids are gone
 	}
 	return out
 }
 
 var (
 	reServerID     = regexp.MustCompile(`^serverId=\d+$`)
+	reLearnerSid   = regexp.MustCompile(`^(zk_[a-z0-9]+_)\d+(_learner_handler_)`)
 	reConfigWrites = regexp.MustCompile(`^(zk_(cnt|sum)_zookeeper_write_per_namespace\t)\d+$`)
 )
 
@@ -107,17 +114,19 @@ func fourLetterState(t *testing.T, e *zkserver.Ensemble) ensembleAnswers {
 	t.Helper()
 	leader := e.WaitLeader(60 * time.Second)
 	var follower *zkserver.Server
-	for _, s := range e.Servers {
+	for _, s := range e.Servers[:3] {
 		if s != leader {
 			follower = s
 			break
 		}
 	}
+	observer := e.Servers[3]
 	r := ensembleAnswers{answers: map[string]map[string]string{}, owners: map[int64]string{}}
 	acl := zk.WorldACL(zk.PermAll)
 	cl := dial(t, []string{leader.Addr()}, 10*time.Second)
 	cf := dial(t, []string{follower.Addr()}, 10*time.Second)
-	r.owners[cl.SessionID()], r.owners[cf.SessionID()] = "on-leader", "on-follower"
+	co := dial(t, []string{observer.Addr()}, 10*time.Second)
+	r.owners[cl.SessionID()], r.owners[cf.SessionID()], r.owners[co.SessionID()] = "on-leader", "on-follower", "on-observer"
 	for _, step := range []func() error{
 		func() error { _, err := cl.Create("/a", []byte("hello"), 0, acl); return err },
 		func() error { _, err := cl.Create("/a/l", []byte("x"), zk.FlagEphemeral, acl); return err },
@@ -129,12 +138,17 @@ func fourLetterState(t *testing.T, e *zkserver.Ensemble) ensembleAnswers {
 		func() error { _, _, _, err := cf.ExistsW("/nope"); return err },
 		func() error { _, _, _, err := cf.GetW("/a/l"); return err },
 		func() error { _, _, _, err := cf.ChildrenW("/a"); return err },
+		func() error { _, err := co.Sync("/"); return err },
+		func() error { _, _, _, err := co.GetW("/b/f"); return err },
+		func() error { _, err := co.Create("/c", []byte("o"), zk.FlagEphemeral, acl); return err },
+		func() error { _, err := cl.Sync("/"); return err },
+		func() error { _, err := cf.Sync("/"); return err },
 	} {
 		if err := step(); err != nil {
 			t.Fatalf("%s ensemble: %v", e.Servers[0].Kind(), err)
 		}
 	}
-	for role, s := range map[string]*zkserver.Server{"leader": leader, "follower": follower} {
+	for role, s := range map[string]*zkserver.Server{"leader": leader, "follower": follower, "observer": observer} {
 		r.answers[role] = map[string]string{}
 		for _, w := range differential.FourLetterWords {
 			out, err := zkserver.FourLetterWord(s.Addr(), w, 5*time.Second)
