@@ -93,8 +93,10 @@ func (s *Server) mntrValues() map[string]string {
 		"watch_count":                 itoa(int64(s.watches.counts().all)),
 		"max_file_descriptor_count":   itoa(int64(maxFiles())),
 		"open_file_descriptor_count":  itoa(int64(openFiles())),
-		"approximate_data_size":       itoa(tree.DataSize()),
-		"uptime":                      itoa(time.Since(s.started).Milliseconds()),
+		// Walked on a copy-on-write clone: the walk is O(znodes) and
+		// must not hold up writes (ZooKeeper keeps a running total).
+		"approximate_data_size": itoa(tree.Clone().DataSize()),
+		"uptime":                itoa(time.Since(s.started).Milliseconds()),
 	}
 }
 
