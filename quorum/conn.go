@@ -79,6 +79,7 @@ type conn struct {
 	received     atomic.Int64
 	sent         atomic.Int64
 	started      time.Time
+	cstats       connStats // cons: last op, zxid and latencies
 }
 
 // call is one request waiting for its reply.
@@ -154,7 +155,7 @@ func (c *conn) serve() {
 	}()
 	br := bufio.NewReaderSize(c.nc, 64<<10)
 	if word, ok := c.peekFourLetterWord(br); ok {
-		c.srv.serveFourLetterWord(c.nc, word)
+		c.srv.serveFourLetterWord(c, word)
 		return
 	}
 	bw := bufio.NewWriterSize(c.nc, 64<<10)
@@ -321,11 +322,7 @@ func (c *conn) finish(cl *call, bw *bufio.Writer, out *[]byte) bool {
 	if _, err := bw.Write(*out); err != nil {
 		return false
 	}
-	c.sent.Add(1)
-	c.srv.stats.sent.Add(1)
-	if !cl.start.IsZero() {
-		c.srv.stats.observe(time.Since(cl.start))
-	}
+	c.observeReply(cl, rf.hdr)
 	if cl.closeAfter {
 		bw.Flush()
 		return false

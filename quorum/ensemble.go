@@ -258,6 +258,7 @@ func (s *Server) closeClients(readOnly bool, reason string) {
 // ensembleStatus is what the four-letter words report about the ensemble.
 type ensembleStatus struct {
 	learners, followers, syncedFollowers, syncedObservers int
+	learnerIDs                                            []uint64 // the active ones, sorted
 }
 
 // followerStatus counts, on the leader, the members it replicates to.
@@ -280,6 +281,7 @@ func (s *Server) followerStatus() ensembleStatus {
 			continue
 		}
 		out.learners++
+		out.learnerIDs = append(out.learnerIDs, id)
 		synced := strings.HasSuffix(strings.ToLower(pr.State), "replicate") && self.Match-pr.Match < 1000
 		if pr.Learner {
 			if synced {

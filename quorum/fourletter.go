@@ -1,17 +1,17 @@
 package quorum
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/zkafka/zkafka/quorum/raftnode"
+	"github.com/zkafka/zkafka/store/znode"
 )
 
 // zkVersion is what the four-letter words report as the server version;
@@ -32,9 +32,13 @@ func isFourLetterWord(w string) bool {
 	return false
 }
 
-// serveFourLetterWord writes the answer to a four-letter word and returns;
-// the caller closes the connection.
-func (s *Server) serveFourLetterWord(w net.Conn, word string) {
+// serveFourLetterWord writes the answer to a four-letter word on c's
+// connection and returns; the caller closes the connection.
+func (s *Server) serveFourLetterWord(c *conn, word string) {
+	w := c.nc
+	// ZooKeeper counts the word as a packet received (checkFourLetterWord).
+	c.received.Add(1)
+	s.stats.received.Add(1)
 	w.SetWriteDeadline(time.Now().Add(10 * time.Second))
 	if !s.cfg.FourLetterWords[word] {
 		fmt.Fprintf(w, "%s is not executed because it is not in the whitelist.\n", word)
@@ -48,22 +52,32 @@ func (s *Server) serveFourLetterWord(w net.Conn, word string) {
 			return
 		}
 	}
+	// One write: a client reading up to the close sees the whole answer.
+	var b bytes.Buffer
+	s.writeFourLetterWord(&b, c, word)
+	w.Write(b.Bytes())
+	// As NIOServerCnxn.close: out of the connection list before the socket
+	// closes, so the next word's cons and mntr no longer count this one.
+	s.removeConn(c)
+}
+
+func (s *Server) writeFourLetterWord(w *bytes.Buffer, self *conn, word string) {
 	switch word {
 	case "ruok":
-		io.WriteString(w, "imok")
+		w.WriteString("imok")
 	case "srvr":
-		s.writeServerStats(w, false)
+		s.writeServerStats(w, nil)
 	case "stat":
-		s.writeServerStats(w, true)
+		s.writeServerStats(w, self)
 	case "mntr":
 		s.writeMonitor(w)
 	case "conf":
 		s.writeConf(w)
 	case "cons":
-		s.writeConnections(w)
-		io.WriteString(w, "\n")
+		s.writeConnections(w, self, false)
+		w.WriteString("\n")
 	case "envi":
-		s.writeEnvironment(w)
+		writeEnvironment(w)
 	case "dirs":
 		fmt.Fprintf(w, "datadir_size: %d\nlogdir_size: %d\n", dirSize(s.cfg.DataDir), dirSize(s.cfg.DataLogDir))
 	case "wchs":
@@ -77,19 +91,20 @@ func (s *Server) serveFourLetterWord(w net.Conn, word string) {
 		s.writeDump(w)
 	case "isro":
 		if s.serving() {
-			io.WriteString(w, "rw")
+			w.WriteString("rw")
 		} else {
-			io.WriteString(w, "ro")
+			w.WriteString("ro")
 		}
 	case "srst":
 		s.stats.reset()
-		io.WriteString(w, "Server stats reset.\n")
+		w.WriteString("Server stats reset.\n")
 	case "crst":
 		for _, c := range s.connections() {
 			c.received.Store(0)
 			c.sent.Store(0)
+			c.cstats.reset()
 		}
-		io.WriteString(w, "Connection stats reset.\n")
+		w.WriteString("Connection stats reset.\n")
 	}
 }
 
@@ -111,20 +126,29 @@ func (s *Server) mode() string {
 // the server is not part of a quorum.
 const notServing = "This ZooKeeper instance is not currently serving requests\n"
 
-func (s *Server) writeServerStats(w io.Writer, withClients bool) {
+// writeServerStats is srvr, and stat when self (the connection asking) is
+// set: stat lists the connections, in brief.
+func (s *Server) writeServerStats(w io.Writer, self *conn) {
 	fmt.Fprintf(w, "Zookeeper version: %s\n", zkVersion)
-	if withClients {
+	if self != nil {
 		io.WriteString(w, "Clients:\n")
-		s.writeConnections(w)
+		s.writeConnections(w, self, true)
 		io.WriteString(w, "\n")
 	}
 	minMs, avgMs, maxMs := s.stats.latency()
 	tree := s.tree.Load()
-	fmt.Fprintf(w, "Latency min/avg/max: %d/%.4f/%d\n", minMs, avgMs, maxMs)
+	fmt.Fprintf(w, "Latency min/avg/max: %d/%s/%d\n", minMs, javaDouble(avgMs), maxMs)
 	fmt.Fprintf(w, "Received: %d\nSent: %d\nConnections: %d\nOutstanding: %d\n",
 		s.stats.received.Load(), s.stats.sent.Load(), len(s.connections()), s.outstanding())
-	fmt.Fprintf(w, "Zxid: 0x%x\nMode: %s\nNode count: %d\n", tree.LastZxid(), s.mode(), tree.NodeCount())
+	fmt.Fprintf(w, "Zxid: 0x%x\nMode: %s\nNode count: %d\n", tree.LastZxid(), s.mode(), znodeCount(tree))
+	if s.ens != nil && s.isLeader() {
+		fmt.Fprintf(w, "Proposal sizes last/min/max: %s\n", s.stats.proposalSizes())
+	}
 }
+
+// znodeCount is ZooKeeper's node count: its tree holds the root twice
+// (as "" and "/").
+func znodeCount(t *znode.Tree) int { return t.NodeCount() + 1 }
 
 func (s *Server) outstanding() int {
 	n := 0
@@ -134,89 +158,67 @@ func (s *Server) outstanding() int {
 	return n
 }
 
-func (s *Server) writeConnections(w io.Writer) {
+// writeConnections lists the connections as ServerCnxn.dumpConnectionInfo:
+// self is the connection asking (not reading: interest ops 0); brief leaves
+// out the session details, as stat does.
+func (s *Server) writeConnections(w io.Writer, self *conn, brief bool) {
 	conns := s.connections()
 	sort.Slice(conns, func(i, j int) bool { return conns[i].started.Before(conns[j].started) })
 	for _, c := range conns {
-		fmt.Fprintf(w, " %s[1](queued=%d,recved=%d,sent=%d,sid=0x%x,est=%d,to=%d)\n",
-			c.nc.RemoteAddr(), len(c.calls), c.received.Load(), c.sent.Load(), c.session(),
-			c.started.UnixMilli(), c.sessionTimeout.Milliseconds())
+		interest := 1
+		if c == self {
+			interest = 0
+		}
+		fmt.Fprintf(w, " %s[%d](queued=%d,recved=%d,sent=%d", javaAddr(c.nc.RemoteAddr()), interest,
+			len(c.calls), c.received.Load(), c.sent.Load())
+		if id := c.session(); id != 0 && !brief {
+			st := c.cstats.snapshot()
+			fmt.Fprintf(w, ",sid=0x%x,lop=%s,est=%d,to=%d", id, st.lastOp, c.started.UnixMilli(), c.sessionTimeout.Milliseconds())
+			if st.lastCxid >= 0 {
+				fmt.Fprintf(w, ",lcxid=0x%x", st.lastCxid)
+			}
+			fmt.Fprintf(w, ",lzxid=0x%x,lresp=%d,llat=%d,minlat=%d,avglat=%d,maxlat=%d",
+				uint64(st.lastZxid), st.lastRespMs, st.last, st.latency.min, st.avgLatency, st.latency.max)
+		}
+		io.WriteString(w, ")\n")
 	}
 }
 
-func (s *Server) writeMonitor(w io.Writer) {
-	tree := s.tree.Load()
-	minMs, avgMs, maxMs := s.stats.latency()
-	wc := s.watches.counts()
-	ephemerals := 0
-	for id := range tree.Sessions() {
-		ephemerals += len(tree.Ephemerals(id, "/"))
-	}
-	lines := [][2]any{
-		{"zk_version", zkVersion},
-		{"zk_server_state", s.mode()},
-		{"zk_avg_latency", fmt.Sprintf("%.4f", avgMs)},
-		{"zk_max_latency", maxMs},
-		{"zk_min_latency", minMs},
-		{"zk_packets_received", s.stats.received.Load()},
-		{"zk_packets_sent", s.stats.sent.Load()},
-		{"zk_num_alive_connections", len(s.connections())},
-		{"zk_outstanding_requests", s.outstanding()},
-		{"zk_znode_count", tree.NodeCount()},
-		{"zk_watch_count", wc.watches},
-		{"zk_ephemerals_count", ephemerals},
-		{"zk_global_sessions", len(tree.Sessions())},
-		{"zk_open_file_descriptor_count", openFiles()},
-		{"zk_max_file_descriptor_count", maxFiles()},
-	}
-	if s.ens != nil && s.isLeader() {
-		fs := s.followerStatus()
-		lines = append(lines, [][2]any{
-			{"zk_learners", fs.learners},
-			{"zk_followers", fs.followers},
-			{"zk_synced_followers", fs.syncedFollowers},
-			{"zk_synced_non_voting_followers", 0},
-			{"zk_synced_observers", fs.syncedObservers},
-			{"zk_pending_syncs", 0},
-		}...)
-	}
-	for _, l := range lines {
-		fmt.Fprintf(w, "%s\t%v\n", l[0], l[1])
-	}
-}
-
+// writeConf is conf, as ZooKeeperServer.dumpConf (and, in an ensemble,
+// QuorumPeer's additions). The directories are zkafka's own: Apache
+// ZooKeeper shows its version-2 subdirectories.
 func (s *Server) writeConf(w io.Writer) {
 	c := s.cfg
 	fmt.Fprintf(w, "clientPort=%d\nsecureClientPort=-1\ndataDir=%s\ndataDirSize=%d\ndataLogDir=%s\ndataLogSize=%d\n",
 		c.ClientPort, c.DataDir, dirSize(c.DataDir), c.DataLogDir, dirSize(c.DataLogDir))
 	fmt.Fprintf(w, "tickTime=%d\nmaxClientCnxns=%d\nminSessionTimeout=%d\nmaxSessionTimeout=%d\nclientPortListenBacklog=-1\nserverId=%d\n",
 		c.TickTime.Milliseconds(), c.MaxClientCnxns, c.MinSessionTimeout.Milliseconds(), c.MaxSessionTimeout.Milliseconds(), c.MyID)
-	if len(c.Servers) > 0 {
-		fmt.Fprintf(w, "initLimit=%d\nsyncLimit=%d\n", c.InitLimit, c.SyncLimit)
-		for _, sv := range c.Servers {
-			role := "participant"
+	if len(c.Servers) == 0 {
+		return
+	}
+	// QuorumPeerConfig's additions; the membership is QuorumVerifier's
+	// toString, whose last line has no newline.
+	fmt.Fprintf(w, "initLimit=%d\nsyncLimit=%d\nelectionAlg=3\n", c.InitLimit, c.SyncLimit)
+	peerType := 0 // LearnerType.PARTICIPANT
+	for _, sv := range c.Servers {
+		if sv.ID == c.MyID {
+			fmt.Fprintf(w, "electionPort=%d\nquorumPort=%d\n", sv.ElectPort, sv.PeerPort)
 			if sv.Observer {
-				role = "observer"
+				peerType = 1
 			}
-			fmt.Fprintf(w, "server.%d=%s:%d:%d:%s;%s:%d\n", sv.ID, sv.Host, sv.PeerPort, sv.ElectPort, role, sv.ClientHost, sv.ClientPort)
 		}
 	}
+	fmt.Fprintf(w, "peerType=%d\nmembership: \n%s", peerType, c.DynamicConfigText())
 }
 
-func (s *Server) writeEnvironment(w io.Writer) {
-	host, _ := os.Hostname()
-	wd, _ := os.Getwd()
-	io.WriteString(w, "Environment:\n")
-	for _, kv := range [][2]string{
-		{"zookeeper.version", zkVersion},
-		{"host.name", host},
-		{"go.version", runtime.Version()},
-		{"os.name", runtime.GOOS},
-		{"os.arch", runtime.GOARCH},
-		{"user.dir", wd},
-	} {
-		fmt.Fprintf(w, "%s=%s\n", kv[0], kv[1])
+// javaAddr renders an address as Java's InetSocketAddress.toString does for
+// a connected socket: "/127.0.0.1:2181".
+func javaAddr(a net.Addr) string {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return "/" + a.String()
 	}
+	return "/" + host + ":" + port
 }
 
 func (s *Server) writeWatchesBySession(w io.Writer) {
@@ -251,34 +253,6 @@ func (s *Server) writeWatchesByPath(w io.Writer) {
 	io.WriteString(w, "\n")
 }
 
-func (s *Server) writeDump(w io.Writer) {
-	tree := s.tree.Load()
-	sessions := tree.Sessions()
-	ids := make([]int64, 0, len(sessions))
-	for id := range sessions {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	fmt.Fprintf(w, "SessionTracker dump:\nGlobal Sessions(%d):\n", len(ids))
-	for _, id := range ids {
-		fmt.Fprintf(w, "0x%x\t%dms\n", id, sessions[id])
-	}
-	withEphemerals := 0
-	var b strings.Builder
-	for _, id := range ids {
-		eph := tree.Ephemerals(id, "/")
-		if len(eph) == 0 {
-			continue
-		}
-		withEphemerals++
-		fmt.Fprintf(&b, "0x%x:\n", id)
-		for _, p := range eph {
-			fmt.Fprintf(&b, "\t%s\n", p)
-		}
-	}
-	fmt.Fprintf(w, "ephemeral nodes dump:\nSessions with Ephemerals (%d):\n%s", withEphemerals, b.String())
-}
-
 // dirSize sums the sizes of the files under dir.
 func dirSize(dir string) int64 {
 	var n int64
@@ -289,12 +263,4 @@ func dirSize(dir string) int64 {
 		return nil
 	})
 	return n
-}
-
-func openFiles() int {
-	entries, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return -1
-	}
-	return len(entries)
 }

@@ -13,10 +13,9 @@ import (
 func (c *conn) executeRead(cl *call) *replyFrame {
 	tree := c.srv.tree.Load()
 	body, err := c.read(tree, cl)
+	// Every reply carries its request's xid, setWatches included (clients
+	// send it with xid -8, but ZooKeeper echoes whatever came).
 	hdr := zkproto.ReplyHeader{Xid: cl.xid, Zxid: tree.LastZxid(), Err: err}
-	if cl.op == zkproto.OpSetWatches || cl.op == zkproto.OpSetWatches2 {
-		hdr.Xid = zkproto.XidSetWatches
-	}
 	if err != zkproto.ErrOK || body == nil {
 		body = &zkproto.Empty{}
 	}
@@ -95,6 +94,7 @@ func (c *conn) exists(tree *znode.Tree, r *zkproto.ExistsRequest) (zkproto.Recor
 	if err != zkproto.ErrOK {
 		return nil, err
 	}
+	c.srv.stats.read(r.Path, 0)
 	return &zkproto.ExistsResponse{Stat: st}, zkproto.ErrOK
 }
 
@@ -106,6 +106,7 @@ func (c *conn) getData(tree *znode.Tree, path string, watch bool) (zkproto.Recor
 		if err != zkproto.ErrOK {
 			return nil, err
 		}
+		c.srv.stats.read(path, int64(len(data)))
 		return &zkproto.GetDataResponse{Data: data, Stat: st}, zkproto.ErrOK
 	}
 	if err := c.checkACL(tree, path, zkproto.PermRead); err != zkproto.ErrOK {
@@ -121,6 +122,7 @@ func (c *conn) getData(tree *znode.Tree, path string, watch bool) (zkproto.Recor
 		}
 		return nil, err
 	}
+	c.srv.stats.read(path, int64(len(data)))
 	return &zkproto.GetDataResponse{Data: data, Stat: st}, zkproto.ErrOK
 }
 
@@ -141,6 +143,7 @@ func (c *conn) getChildren(tree *znode.Tree, op zkproto.OpCode, path string, wat
 	if children == nil {
 		children = []string{}
 	}
+	c.srv.stats.readChildren(path, children)
 	if op == zkproto.OpGetChildren2 {
 		return &zkproto.GetChildren2Response{Children: children, Stat: st}, zkproto.ErrOK
 	}

@@ -56,6 +56,7 @@ func start(cfg Config, log *slog.Logger, l net.Listener, opts startOptions) (*Se
 	s.clientAddr = l.Addr()
 	s.tree.Store(znode.New(s.treeOptions()))
 	s.setConfigNode(s.tree.Load())
+	s.stats.configWritten(cfg)
 	raftDir := filepath.Join(cfg.DataLogDir, "version-2")
 	var repl *raftReplicator
 	if len(cfg.Servers) > 0 {

@@ -163,43 +163,76 @@ func (m *watchManager) collect(typ zkproto.EventType, path string) []watcher {
 	return out
 }
 
-// watchCounts is what the wchs four-letter word reports.
+// ZooKeeper keeps two watch tables: dataWatches (exists and getData
+// watches, persistent and persistent-recursive ones) and childWatches
+// (getChildren and persistent watches). wchs, wchc and wchp report the
+// data table only (DataTree.getWatches and friends); mntr's zk_watch_count
+// is the size of both. A watcher counts once per path in each table.
+var (
+	dataTableKinds  = []watchKind{watchData, watchPersistent, watchRecursive}
+	childTableKinds = []watchKind{watchChild, watchPersistent}
+)
+
+// watchCounts is what wchs reports (of the data table), and the size of
+// both tables (mntr).
 type watchCounts struct {
 	connections int
 	paths       int
 	watches     int
+	all         int
 }
 
 func (m *watchManager) counts() watchCounts {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	data := m.tableLocked(dataTableKinds)
 	watchers := map[watcher]struct{}{}
-	paths := map[string]struct{}{}
 	var c watchCounts
-	for _, table := range m.mu.tables {
-		for path, set := range table {
-			paths[path] = struct{}{}
-			c.watches += len(set)
-			for wt := range set {
-				watchers[wt] = struct{}{}
-			}
+	for _, set := range data {
+		c.watches += len(set)
+		for wt := range set {
+			watchers[wt] = struct{}{}
 		}
 	}
-	c.connections, c.paths = len(watchers), len(paths)
+	c.connections, c.paths = len(watchers), len(data)
+	c.all = c.watches
+	for _, set := range m.tableLocked(childTableKinds) {
+		c.all += len(set)
+	}
 	return c
 }
 
-// bySession maps session id → watched paths (wchc); byPath maps path →
-// session ids (wchp).
+// tableLocked merges the tables of kinds into path -> watchers, as one
+// ZooKeeper WatchManager holds them. m.mu must be held.
+func (m *watchManager) tableLocked(kinds []watchKind) map[string]watchSet {
+	out := map[string]watchSet{}
+	for _, k := range kinds {
+		for path, set := range m.mu.tables[k] {
+			if len(set) == 0 {
+				continue
+			}
+			merged := out[path]
+			if merged == nil {
+				merged = watchSet{}
+				out[path] = merged
+			}
+			for wt := range set {
+				merged[wt] = struct{}{}
+			}
+		}
+	}
+	return out
+}
+
+// bySession maps session id → paths with a watch in the data table (wchc);
+// byPath maps path → session ids (wchp).
 func (m *watchManager) bySession() map[int64][]string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := map[int64][]string{}
-	for _, table := range m.mu.tables {
-		for path, set := range table {
-			for wt := range set {
-				out[wt.sessionID()] = appendUnique(out[wt.sessionID()], path)
-			}
+	for path, set := range m.tableLocked(dataTableKinds) {
+		for wt := range set {
+			out[wt.sessionID()] = appendUnique(out[wt.sessionID()], path)
 		}
 	}
 	for id := range out {
@@ -212,12 +245,10 @@ func (m *watchManager) byPath() map[string][]int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := map[string][]int64{}
-	for _, table := range m.mu.tables {
-		for path, set := range table {
-			for wt := range set {
-				if !containsInt64(out[path], wt.sessionID()) {
-					out[path] = append(out[path], wt.sessionID())
-				}
+	for path, set := range m.tableLocked(dataTableKinds) {
+		for wt := range set {
+			if !containsInt64(out[path], wt.sessionID()) {
+				out[path] = append(out[path], wt.sessionID())
 			}
 		}
 	}

@@ -224,7 +224,9 @@ func TestWatchManagerRemove(t *testing.T) {
 
 // TestWatchManagerRemoveWatcher: a closed connection's watches all go,
 // whatever their kind, and the others' stay (what wchs, wchc and wchp
-// report follows).
+// report follows). As in ZooKeeper 3.8, wchs/wchc/wchp count the data
+// table (data, persistent and recursive watches, one per path and
+// watcher); all adds the child table (child and persistent watches).
 func TestWatchManagerRemoveWatcher(t *testing.T) {
 	m := newWatchManager()
 	a, b := &recorder{id: 1}, &recorder{id: 2}
@@ -235,17 +237,17 @@ func TestWatchManagerRemoveWatcher(t *testing.T) {
 	m.add(watchChild, "/x", b)
 	m.add(watchRecursive, "/b", b)
 
-	if got, want := m.counts(), (watchCounts{connections: 2, paths: 3, watches: 7}); got != want {
+	if got, want := m.counts(), (watchCounts{connections: 2, paths: 3, watches: 3, all: 5}); got != want {
 		t.Fatalf("counts before: %+v, want %+v", got, want)
 	}
 	m.removeWatcher(a)
-	if got, want := m.counts(), (watchCounts{connections: 1, paths: 2, watches: 2}); got != want {
+	if got, want := m.counts(), (watchCounts{connections: 1, paths: 1, watches: 1, all: 2}); got != want {
 		t.Fatalf("counts after: %+v, want %+v", got, want)
 	}
-	if got, want := m.bySession(), map[int64][]string{2: {"/b", "/x"}}; !reflect.DeepEqual(got, want) {
+	if got, want := m.bySession(), map[int64][]string{2: {"/b"}}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("bySession: %v, want %v", got, want)
 	}
-	if got, want := m.byPath(), map[string][]int64{"/b": {2}, "/x": {2}}; !reflect.DeepEqual(got, want) {
+	if got, want := m.byPath(), map[string][]int64{"/b": {2}}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("byPath: %v, want %v", got, want)
 	}
 	if m.mu.recursiveCount != 1 {

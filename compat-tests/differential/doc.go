@@ -12,6 +12,8 @@
 //	}
 //
 // The command zkdiff (./cmd/zkdiff) does the same against two running servers.
+// Config.FourLetterWords adds the four-letter words to the comparison (see
+// "Four-letter words" below).
 //
 // # What is compared
 //
@@ -50,6 +52,63 @@
 // returns, every event caused by the operation has been recorded. The events
 // are then attached to the operation's Record, grouped by session. No
 // wall-clock waiting is involved.
+//
+// # Four-letter words
+//
+// With Config.FourLetterWords set (the tests use FourLetterWords: ruok,
+// isro, srvr, stat, mntr, conf, cons, envi, dirs, wchs, wchc, wchp, dump),
+// a run ends, while every session and its watches are still there, by
+// asking the server each word on a connection of its own; each answer is one
+// more Record, compared line by line like the others. NormalizeFourLetterWord
+// keeps the layout (keys, field names and order, blank lines, a missing final
+// newline) and the values that follow from the server's state and the run's
+// operations, and replaces the rest by its shape ("<n>", "<double>", ...; a
+// value that does not have the shape shows as "malformed(<shape>): value"):
+//
+//   - everywhere: session ids become slot labels (s2g1), "0x0" stays; client
+//     ports, latencies, packet and byte counters, times (est, lresp, expiry
+//     dates) and zxids (Apache ZooKeeper spends zxids on sessions) are shapes;
+//     the version must read "3.8.x-..., built on <date> UTC".
+//   - ruok, isro, wchs: every byte.
+//   - srvr, stat: Connections, Outstanding, Mode and Node count are values
+//     (ZooKeeper counts the root twice); the latency average is a Java double
+//     (2.0, 0.3333, 9.0E-4); stat's connections are listed sorted (the
+//     server's order is a hash order); a leader's "Proposal sizes" is a shape.
+//   - cons: the fields of each connection line are compared by name and order;
+//     queued and to (the session timeout) are values; lop is a shape (the last
+//     op may be a ping); lcxid is dropped, as it is absent after a ping.
+//   - mntr: the key set is compared (lines sorted, since the order is a hash
+//     order). Values compared as values: zk_server_state, zk_znode_count,
+//     zk_ephemerals_count, zk_watch_count, zk_global_sessions,
+//     zk_local_sessions, zk_num_alive_connections, zk_outstanding_requests,
+//     zk_approximate_data_size, zk_connection_drop_probability, the TLS and
+//     mTLS connection counts, zk_peer_state, zk_quorum_size and the leader's
+//     learner counts; and the cnt and sum of the per-namespace summaries
+//     (zk_cnt_d_read_per_namespace ...: bytes of paths, data and child names
+//     read and written under each top-level znode, deterministic for a given
+//     run). Every other value (latencies, packet counts, pipeline and JVM
+//     metrics, file descriptors, uptime) is an integer or a Java double shape.
+//   - conf: values, except the client, election and quorum ports, the data
+//     directories (Apache ZooKeeper shows its version-2 subdirectory) and
+//     their sizes; server.N lines with their numbers as shapes.
+//   - envi: the keys, in order; values only for os.name, os.arch,
+//     os.version, user.name, user.home and java.io.tmpdir (same machine, same
+//     user). The java.* keys are the JVM's; zkafka gives the same keys with
+//     Go's answers (java.version is the Go version, java.home the binary's
+//     directory), so their values, like host.name, user.dir and the
+//     os.memory sizes, are compared by key only.
+//   - dirs: shapes (file sizes).
+//   - wchc, wchp: blocks and their entries sorted (hash order), everything
+//     else a value. ZooKeeper reports its data-watch table only here (and in
+//     wchs), while zk_watch_count counts data and child watches.
+//   - dump: the expiry buckets depend on timing, so each bucket's header goes
+//     and its members are listed sorted under the set's header, whose member
+//     count is a value and bucket count a shape; ephemerals are grouped by
+//     session, paths sorted; a learner's "Global Sessions" lines keep their
+//     timeouts.
+//
+// The ensemble's counterpart (compat-tests/ensemble, TestEnsembleFourLetterWords)
+// compares a leader's and a follower's words with the same normalization.
 //
 // # Not covered here
 //

@@ -55,6 +55,14 @@ type Config struct {
 	// NormalizeData, when set, rewrites data read from path before it is
 	// compared (e.g. the ports in an ensemble's /zookeeper/config).
 	NormalizeData func(path string, data []byte) []byte
+	// FourLetterWords are sent at the end of the run, while every session
+	// and its watches are still there, each answer one more Record
+	// (normalized by NormalizeFourLetterWord). nil sends none.
+	FourLetterWords []string
+	// AlterFourLetterWord, when set, rewrites each four-letter word's
+	// answer before it is normalized (the self-test's way to prove that
+	// a difference there is caught).
+	AlterFourLetterWord func(word, answer string) string
 }
 
 func (c Config) sessionTimeout() time.Duration {
@@ -183,6 +191,17 @@ func Run(ctx context.Context, name, addr string, ops []Op, cfg Config) *Trace {
 			return t
 		}
 		t.Records = append(t.Records, Record{Index: len(ops), Op: "final tree (read by s0)", Lines: lines})
+	}
+	if len(cfg.FourLetterWords) > 0 {
+		var recs []Record
+		var err error
+		if berr := r.bounded(func() { recs, err = r.fourLetterRecords(len(t.Records)) }); berr != nil {
+			err = berr
+		}
+		t.Records = append(t.Records, recs...)
+		if err != nil {
+			t.Err = err
+		}
 	}
 	return t
 }

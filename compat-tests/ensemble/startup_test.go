@@ -69,7 +69,7 @@ func TestStartupFiveVoters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"zk_server_state\tleader", "zk_followers\t4", "zk_synced_followers\t4"} {
+	for _, want := range []string{"zk_server_state\tleader", "zk_learners\t4", "zk_synced_followers\t4"} {
 		if !contains(mntr, want) {
 			t.Fatalf("leader's mntr lacks %q:\n%s", want, mntr)
 		}

@@ -3,6 +3,7 @@ package znode
 import (
 	"sort"
 	"strings"
+	"unicode/utf16"
 
 	"github.com/zkafka/zkafka/zkproto"
 )
@@ -238,4 +239,23 @@ func (t *Tree) expired(n *node, k ownerKind, now int64) bool {
 	}
 	max := t.opts.ContainerMaxNeverUsedMs
 	return max != 0 && now-n.mtime > max
+}
+
+// DataSize is ZooKeeper's approximate data size (mntr's
+// zk_approximate_data_size, DataTree.cachedApproximateDataSize): the length
+// of every znode's path, in UTF-16 code units as Java counts it, plus the
+// length of its data. It walks the whole tree.
+func (t *Tree) DataSize() int64 {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	var n int64
+	t.nodes.Ascend(func(nd *node) bool {
+		// A key is as long as its path (one '/' is stored as 0x00).
+		for _, r := range nd.key() {
+			n += int64(utf16.RuneLen(r))
+		}
+		n += int64(nd.dataLen())
+		return true
+	})
+	return n
 }

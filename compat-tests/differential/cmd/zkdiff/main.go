@@ -3,10 +3,11 @@
 // replies (see package differential). It exits 1 when they differ, 2 on
 // usage errors.
 //
-//	zkdiff [-seed N] [-ops N] [-max N] [-names a,b] HOST:PORT HOST:PORT
+//	zkdiff [-seed N] [-ops N] [-max N] [-names a,b] [-4lw] HOST:PORT HOST:PORT
 //
 // Both servers must be fresh (only /zookeeper) and have extendedTypesEnabled
-// and a container check interval longer than the run.
+// and a container check interval longer than the run; with -4lw they must
+// whitelist the four-letter words (differential.FourLetterWords).
 package main
 
 import (
@@ -26,6 +27,7 @@ func main() {
 	limit := flag.Int("max", 10, "differences to print")
 	names := flag.String("names", "A,B", "labels of the two servers")
 	timeout := flag.Duration("timeout", 5*time.Minute, "bound on the whole run")
+	words := flag.Bool("4lw", false, "compare the four-letter words at the end of the run too")
 	flag.Parse()
 	if flag.NArg() != 2 || *n < 1 || *n > 100000 {
 		flag.Usage()
@@ -35,7 +37,11 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
 	ops := differential.Generate(*seed, *n)
-	a, b := differential.RunPair(ctx, label[0], flag.Arg(0), label[1], flag.Arg(1), ops, differential.Config{}, differential.Config{})
+	var cfg differential.Config
+	if *words {
+		cfg.FourLetterWords = differential.FourLetterWords
+	}
+	a, b := differential.RunPair(ctx, label[0], flag.Arg(0), label[1], flag.Arg(1), ops, cfg, cfg)
 	fmt.Printf("seed %d, %d ops: %s %d records in %v, %s %d records in %v\n",
 		*seed, *n, a.Name, len(a.Records), a.Duration.Round(time.Millisecond), b.Name, len(b.Records), b.Duration.Round(time.Millisecond))
 	diffs := differential.Compare(a, b, *limit)
