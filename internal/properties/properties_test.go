@@ -12,7 +12,7 @@ import (
 // real JVM). A nil want means load fails.
 var loadCases = []struct {
 	name, in string
-	want []Property
+	want     []Property
 }{
 	{"empty", "", []Property{}},
 	{"equals", "a=b\n", []Property{{"a", "b", 1}}},
