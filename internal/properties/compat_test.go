@@ -38,7 +38,8 @@ func TestLoadMatchesJava(t *testing.T) {
 	}
 	out, err := exec.Command(java, filepath.Join("testdata", "LoadProps.java"), dir).Output()
 	if err != nil {
-		t.Fatalf("java: %v", err)
+		// Running a .java source file needs the jdk.compiler module.
+		t.Fatalf("java testdata/LoadProps.java (a JDK is needed, not only a JRE): %v", err)
 	}
 	javaResults := strings.Split(string(out), "file ")[1:]
 	if len(javaResults) != len(inputs) {
