@@ -208,7 +208,7 @@ func ParseConfig(r io.Reader, log *slog.Logger) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	p := configParser{c: DefaultConfig(""), log: log, set: map[string]properties.Property{}}
+	p := configParser{c: DefaultConfig(""), log: log, set: map[string]properties.Property{}, servers: map[uint64]properties.Property{}}
 	p.c.ClientPortAddress = ""
 	for _, prop := range props {
 		if err := p.apply(prop); err != nil {

@@ -49,9 +49,10 @@ const (
 
 // configParser applies zoo.cfg properties to a Config.
 type configParser struct {
-	c   Config
-	log *slog.Logger
-	set map[string]properties.Property // the keys given so far
+	c       Config
+	log     *slog.Logger
+	set     map[string]properties.Property // the keys given so far
+	servers map[uint64]properties.Property // the server.N line of each id
 	// minSession, maxSession are the values given (-1 = default).
 	minSession, maxSession int64
 	hasMin, hasMax         bool
@@ -162,8 +163,7 @@ func (p *configParser) checkRelations() error {
 		return nil
 	}
 	if !slices.ContainsFunc(p.c.Servers, func(s ServerSpec) bool { return !s.Observer }) {
-		prop := p.set[fmt.Sprintf("server.%d", p.c.Servers[0].ID)]
-		return prop.Bad("an ensemble needs at least one participant; every server.N line is an observer")
+		return p.servers[p.c.Servers[0].ID].Bad("an ensemble needs at least one participant; every server.N line is an observer")
 	}
 	return p.checkAddresses()
 }
@@ -198,8 +198,7 @@ func (p *configParser) checkAddresses() error {
 		for _, port := range []int{sv.PeerPort, sv.ElectPort} {
 			addr := net.JoinHostPort(sv.Host, strconv.Itoa(port))
 			if other, dup := seen[addr]; dup {
-				prop := p.set[fmt.Sprintf("server.%d", sv.ID)]
-				return prop.Bad(fmt.Sprintf("address %s is also an address of server.%d", addr, other))
+				return p.servers[sv.ID].Bad(fmt.Sprintf("address %s is also an address of server.%d", addr, other))
 			}
 			seen[addr] = sv.ID
 		}
@@ -260,6 +259,7 @@ func (p *configParser) addServer(prop properties.Property, value string) error {
 		}
 	}
 	p.c.Servers = append(p.c.Servers, s)
+	p.servers[id] = prop
 	return nil
 }
 

@@ -202,7 +202,7 @@ func TestParseConfigSyntaxError(t *testing.T) {
 
 func TestParseConfigRelations(t *testing.T) {
 	for _, tc := range []struct{ name, cfg, want string }{
-		{"only observers", "server.1=zk1:2888:3888:observer\nserver.2=zk2:2888:3888:observer\n", "participant"},
+		{"only observers", "server.01=zk1:2888:3888:observer\nserver.2=zk2:2888:3888:observer\n", "server.01=zk1:2888:3888:observer: an ensemble needs at least one participant"},
 		{"client port differs from server line", threeServers + "clientPort=2182\nserver.4=zk4:2888:3888;2181\n", ""},
 	} {
 		_, _, err := parseZooCfg(t, tc.cfg)
