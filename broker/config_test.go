@@ -107,6 +107,7 @@ var brokerCases = []struct {
 	{"log.message.timestamp.type=logappendtime", "log.message.timestamp.type", nil},
 	{"message.max.bytes=0", "", func(c Config) bool { return c.MessageMaxBytes == 0 }},
 	{"message.max.bytes=-1", "message.max.bytes", nil},
+	{"message.max.bytes=2147483648", "message.max.bytes", nil},
 	{"socket.request.max.bytes=1", "", func(c Config) bool { return c.SocketRequestMaxBytes == 1 }},
 	{"socket.request.max.bytes=0", "socket.request.max.bytes", nil},
 	{"group.min.session.timeout.ms=1000\ngroup.max.session.timeout.ms=2000", "", func(c Config) bool {

@@ -82,10 +82,13 @@ func (p *configParser) apply(prop properties.Property) error {
 		c.MaxClientCnxns, err = int32Prop(prop, 0)
 	case "minSessionTimeout":
 		p.minSession, err = prop.Int(-1, math.MaxInt32)
+		if err != nil {
+			err = prop.Bad("must be -1 or 0 (2 × tickTime) or " + properties.RangeText(1, math.MaxInt32) + " (milliseconds)")
+		}
 		p.hasMin = err == nil && p.minSession > 0
 	case "maxSessionTimeout":
 		p.maxSession, err = prop.Int(-1, math.MaxInt32)
-		if p.maxSession == 0 {
+		if err != nil || p.maxSession == 0 {
 			err = prop.Bad("must be -1 (20 × tickTime) or " + properties.RangeText(1, math.MaxInt32) + " (milliseconds)")
 		}
 		p.hasMax = err == nil && p.maxSession > 0
