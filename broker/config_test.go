@@ -199,3 +199,17 @@ func TestLoadConfigNamesTheFile(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// FuzzParseProperties: any server.properties text parses or fails with a
+// one-line error, never a panic.
+func FuzzParseProperties(f *testing.F) {
+	for _, tc := range brokerCases {
+		f.Add(tc.lines)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		_, err := ParseProperties(strings.NewReader(text), nil)
+		if err != nil && strings.ContainsAny(err.Error(), "\r\n") {
+			t.Fatalf("%q: error %q", text, err)
+		}
+	})
+}

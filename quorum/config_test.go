@@ -299,3 +299,21 @@ func writeTestFile(t *testing.T, path, text string) {
 		t.Fatal(err)
 	}
 }
+
+// FuzzParseConfig: any zoo.cfg text parses or fails with a one-line
+// *properties.Error, never a panic.
+func FuzzParseConfig(f *testing.F) {
+	for _, tc := range zooCfgCases {
+		f.Add("dataDir=/d\n" + tc.lines)
+	}
+	for _, tc := range serverCases {
+		f.Add(threeServers + tc.line)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		_, err := ParseConfig(strings.NewReader(text), nil)
+		var e *properties.Error
+		if err != nil && (!errors.As(err, &e) || strings.ContainsAny(err.Error(), "\r\n")) {
+			t.Fatalf("%q: error %q", text, err)
+		}
+	})
+}
