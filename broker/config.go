@@ -1,17 +1,19 @@
 package broker
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zkafka/zkafka/internal/properties"
 )
 
 // Config is a broker's configuration. Field names follow server.properties;
@@ -52,6 +54,11 @@ type Config struct {
 	SocketRequestMaxBytes int32 // socket.request.max.bytes (100 MiB)
 
 	Groups GroupConfig // group.* and offsets.* (group_config.go)
+
+	// topicDefaults are broker defaults of topic configs given in
+	// server.properties that Config has no field for (min.insync.replicas,
+	// ...), by topic config name; see topicconfig.go.
+	topicDefaults map[string]string
 }
 
 // DefaultConfig is the configuration of `zkafka run`: broker 0 on
@@ -80,7 +87,9 @@ func DefaultConfig(dataDir string) Config {
 	}
 }
 
-// LoadConfig reads a server.properties file (see ParseProperties).
+// LoadConfig reads a server.properties file (see ParseProperties). A bad
+// value is a *properties.Error whose text is one line naming the file, the
+// key, the value and what is allowed.
 func LoadConfig(path string, log *slog.Logger) (Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -89,159 +98,133 @@ func LoadConfig(path string, log *slog.Logger) (Config, error) {
 	defer f.Close()
 	cfg, err := ParseProperties(f, log)
 	if err != nil {
-		return Config{}, fmt.Errorf("%s: %w", path, err)
+		return Config{}, properties.WithFile(err, path)
 	}
 	return cfg, nil
 }
 
-// ParseProperties reads a standard Kafka server.properties over the
-// defaults of DefaultConfig("/tmp/kafka-logs"). Unknown keys, and keys
-// that only matter to features zkafka lacks, are logged as warnings.
+// ParseProperties reads a standard Kafka server.properties (a Java
+// properties file, see package internal/properties) over the defaults of
+// DefaultConfig("/tmp/kafka-logs"), and checks every value with the rules
+// of Kafka's KafkaConfig (config_rules.go). Unknown keys are logged as
+// warnings, as Kafka logs them; keys Kafka knows that change nothing in
+// zkafka are logged at debug level.
 func ParseProperties(r io.Reader, log *slog.Logger) (Config, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	cfg := DefaultConfig("/tmp/kafka-logs")
-	props, err := readProperties(r)
+	props, err := properties.Load(r)
 	if err != nil {
 		return cfg, err
 	}
-	var retMs, retMin, retHours, rollMs, rollHours string
-	for _, kv := range props {
-		k, v := kv[0], kv[1]
+	rel := relatedKeys{seen: map[string]properties.Property{}}
+	for _, p := range props {
+		k, v := p.Key, p.Trimmed()
 		var err error
 		switch k {
 		case "broker.id":
-			err = parseInt32(v, &cfg.BrokerID)
+			err = intIn(v, 0, math.MaxInt32, &cfg.BrokerID)
+			if v == "-1" {
+				err = errors.New("automatic broker ids (-1) are not supported: give the broker its id, an integer >= 0")
+			}
+			rel.brokerID = p
+		case "broker.id.generation.enable", "reserved.broker.max.id":
+			err = rel.setBrokerIDRule(p)
 		case "listeners":
-			cfg.Listeners = splitList(v)
+			cfg.Listeners, err = listenersProp(v, false)
 		case "advertised.listeners":
-			cfg.AdvertisedListeners = splitList(v)
+			cfg.AdvertisedListeners, err = listenersProp(v, true)
 		case "log.dirs", "log.dir":
-			cfg.LogDirs = splitList(v)
+			err = rel.setLogDirs(p)
 		case "zookeeper.connect":
-			cfg.ZooKeeperConnect = v
-		case "zookeeper.session.timeout.ms", "zookeeper.connection.timeout.ms":
-			if k == "zookeeper.session.timeout.ms" {
-				err = parseMillis(v, &cfg.ZooKeeperSessionTimeout)
-			}
+			cfg.ZooKeeperConnect, err = zkConnectProp(v)
+		case "zookeeper.session.timeout.ms":
+			err = millisIn(v, 1, math.MaxInt32, &cfg.ZooKeeperSessionTimeout)
 		case "num.partitions":
-			err = parseInt32(v, &cfg.NumPartitions)
+			err = intIn(v, 1, math.MaxInt32, &cfg.NumPartitions)
 		case "default.replication.factor":
-			var n int32
-			err = parseInt32(v, &n)
-			cfg.DefaultReplicationFactor = int16(n)
+			err = intIn(v, 1, math.MaxInt16, &cfg.DefaultReplicationFactor)
 		case "auto.create.topics.enable":
-			cfg.AutoCreateTopics, err = strconv.ParseBool(v)
+			cfg.AutoCreateTopics, err = p.Bool()
 		case "delete.topic.enable":
-			cfg.DeleteTopicEnable, err = strconv.ParseBool(v)
+			cfg.DeleteTopicEnable, err = p.Bool()
 		case "log.segment.bytes":
-			cfg.LogSegmentBytes, err = strconv.ParseInt(v, 10, 64)
-		case "log.roll.ms":
-			rollMs = v
-		case "log.roll.hours":
-			rollHours = v
-		case "log.retention.ms":
-			retMs = v
-		case "log.retention.minutes":
-			retMin = v
-		case "log.retention.hours":
-			retHours = v
+			// LegacyRecord.RECORD_OVERHEAD_V0, Kafka's minimum.
+			err = intIn(v, 14, math.MaxInt32, &cfg.LogSegmentBytes)
+		case "log.roll.ms", "log.roll.hours", "log.retention.ms", "log.retention.minutes", "log.retention.hours":
+			err = rel.setTime(p)
 		case "log.retention.bytes":
-			cfg.LogRetentionBytes, err = strconv.ParseInt(v, 10, 64)
+			err = intIn(v, math.MinInt64, math.MaxInt64, &cfg.LogRetentionBytes)
 		case "log.retention.check.interval.ms":
-			err = parseMillis(v, &cfg.LogRetentionCheck)
+			err = millisIn(v, 1, math.MaxInt64, &cfg.LogRetentionCheck)
 		case "log.flush.interval.messages":
-			cfg.LogFlushIntervalMessages, err = strconv.ParseInt(v, 10, 64)
+			err = intIn(v, 1, math.MaxInt64, &cfg.LogFlushIntervalMessages)
 		case "log.flush.interval.ms":
-			err = parseMillis(v, &cfg.LogFlushInterval)
+			err = millisIn(v, 0, math.MaxInt64, &cfg.LogFlushInterval)
 		case "log.message.timestamp.type":
-			if v != "CreateTime" && v != "LogAppendTime" {
-				err = fmt.Errorf("must be CreateTime or LogAppendTime")
-			}
+			err = checkTimestampType(v)
 			cfg.LogMessageTimestampType = v
 		case "message.max.bytes":
-			err = parseInt32(v, &cfg.MessageMaxBytes)
+			err = intIn(v, 0, math.MaxInt32, &cfg.MessageMaxBytes)
 		case "socket.request.max.bytes":
-			err = parseInt32(v, &cfg.SocketRequestMaxBytes)
+			err = intIn(v, 1, math.MaxInt32, &cfg.SocketRequestMaxBytes)
 		default:
-			if ok, gerr := cfg.Groups.parseProperty(k, v); ok {
-				err = gerr
-			} else if ignoredProperties[k] {
-				log.Debug("server.properties: key has no effect in zkafka", "key", k)
-			} else {
-				log.Warn("server.properties: unknown or unsupported key ignored", "key", k)
-			}
+			err = applyOtherProperty(&cfg, p, log)
 		}
 		if err != nil {
-			return cfg, fmt.Errorf("%s=%q: %v", k, v, err)
+			return cfg, keyError(p, err)
 		}
+		rel.seen[k] = p
 	}
-	if err := applyRetention(&cfg, retMs, retMin, retHours); err != nil {
-		return cfg, err
-	}
-	if err := applyRoll(&cfg, rollMs, rollHours); err != nil {
+	if err := rel.apply(&cfg); err != nil {
 		return cfg, err
 	}
 	return cfg, cfg.validate()
 }
 
-// ignoredProperties are common server.properties keys that tune things
-// zkafka does differently (threads, buffers); they are accepted quietly.
-var ignoredProperties = map[string]bool{
-	"num.network.threads": true, "num.io.threads": true, "socket.send.buffer.bytes": true,
-	"socket.receive.buffer.bytes": true, "num.recovery.threads.per.data.dir": true,
-	"offsets.topic.replication.factor": true, "transaction.state.log.replication.factor": true,
-	"transaction.state.log.min.isr": true, "listener.security.protocol.map": true, "inter.broker.listener.name": true,
-	"zookeeper.connection.timeout.ms": true,
-}
-
-// applyRetention applies Kafka's precedence: ms over minutes over hours.
-func applyRetention(cfg *Config, ms, minutes, hours string) error {
-	var n int64
-	var err error
-	switch {
-	case ms != "":
-		n, err = strconv.ParseInt(ms, 10, 64)
-	case minutes != "":
-		n, err = strconv.ParseInt(minutes, 10, 64)
-		n *= 60 * 1000
-	case hours != "":
-		n, err = strconv.ParseInt(hours, 10, 64)
-		n *= 3600 * 1000
-	default:
+// applyOtherProperty handles the group coordinator's keys, the broker
+// defaults of topic configs, the keys Kafka knows and zkafka ignores, and
+// unknown keys.
+func applyOtherProperty(cfg *Config, p properties.Property, log *slog.Logger) error {
+	k, v := p.Key, p.Trimmed()
+	if ok, err := cfg.Groups.parseProperty(k, v); ok {
+		return err
+	}
+	if d := topicDefaultForBrokerKey(k); d != nil {
+		if err := d.check(v); err != nil {
+			return err
+		}
+		if cfg.topicDefaults == nil {
+			cfg.topicDefaults = map[string]string{}
+		}
+		cfg.topicDefaults[d.name] = v
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("log.retention: %v", err)
+	if check, ok := ignoredProperties[k]; ok || hasIgnoredPrefix(k) {
+		if check != nil {
+			if err := check(v); err != nil {
+				return err
+			}
+		}
+		log.Debug("server.properties: key accepted and ignored", "key", k)
+		return nil
 	}
-	if n < 0 {
-		cfg.LogRetention = -1
-	} else {
-		cfg.LogRetention = time.Duration(n) * time.Millisecond
-	}
+	log.Warn("server.properties: the configuration was supplied but isn't a known config", "key", k, "line", p.Line)
 	return nil
 }
 
-func applyRoll(cfg *Config, ms, hours string) error {
-	var n int64
-	var err error
-	switch {
-	case ms != "":
-		n, err = strconv.ParseInt(ms, 10, 64)
-	case hours != "":
-		n, err = strconv.ParseInt(hours, 10, 64)
-		n *= 3600 * 1000
-	default:
-		return nil
+// keyError makes err, about p, a *properties.Error naming p.
+func keyError(p properties.Property, err error) error {
+	var e *properties.Error
+	if errors.As(err, &e) {
+		return err
 	}
-	if err != nil {
-		return fmt.Errorf("log.roll: %v", err)
-	}
-	cfg.LogRollTime = time.Duration(n) * time.Millisecond
-	return nil
+	return p.Bad(err.Error())
 }
 
+// validate checks what the parsing of single keys cannot: the
+// configuration may also come from DefaultConfig and code.
 func (c *Config) validate() error {
 	switch {
 	case c.BrokerID < 0:
@@ -274,45 +257,34 @@ func (c *Config) ListenAddr() string {
 	return addr
 }
 
-// parseListener splits "PLAINTEXT://host:port" into its name and address.
+// parseListener splits "PLAINTEXT://host:port" into its name and address,
+// with Kafka's rules (EndPoint's NAME://host:port, the host possibly empty
+// or an IPv6 address in brackets, the port 0-65535); only PLAINTEXT is
+// served.
 func parseListener(s string) (name, addr string, err error) {
-	u, err := url.Parse(s)
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return "", "", fmt.Errorf("listener %q: want NAME://host:port", s)
+	name, hostport, ok := strings.Cut(s, "://")
+	if !ok || name == "" {
+		return "", "", fmt.Errorf("listener %q: want PLAINTEXT://host:port", s)
 	}
-	if !strings.EqualFold(u.Scheme, "PLAINTEXT") {
+	if !strings.EqualFold(name, "PLAINTEXT") {
 		return "", "", fmt.Errorf("listener %q: only PLAINTEXT is supported", s)
 	}
-	if _, _, err := net.SplitHostPort(u.Host); err != nil {
-		return "", "", fmt.Errorf("listener %q: %v", s, err)
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil || !validListenerHost(host) {
+		return "", "", fmt.Errorf("listener %q: want PLAINTEXT://host:port", s)
 	}
-	return strings.ToUpper(u.Scheme), u.Host, nil
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return "", "", fmt.Errorf("listener %q: the port must be an integer from 0 to 65535", s)
+	}
+	return "PLAINTEXT", net.JoinHostPort(host, port), nil
 }
 
-// readProperties reads Java properties: key=value or key:value lines, #
-// and ! comments, backslash line continuations.
-func readProperties(r io.Reader) ([][2]string, error) {
-	var out [][2]string
-	sc := bufio.NewScanner(r)
-	var pending string
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if pending == "" && (line == "" || line[0] == '#' || line[0] == '!') {
-			continue
-		}
-		if strings.HasSuffix(line, `\`) {
-			pending += strings.TrimSuffix(line, `\`)
-			continue
-		}
-		line, pending = pending+line, ""
-		i := strings.IndexAny(line, "=:")
-		if i < 0 {
-			out = append(out, [2]string{line, ""})
-			continue
-		}
-		out = append(out, [2]string{strings.TrimSpace(line[:i]), strings.TrimSpace(line[i+1:])})
-	}
-	return out, sc.Err()
+// validListenerHost: the characters of Kafka's listener regex,
+// [0-9a-zA-Z\-%._:]*.
+func validListenerHost(h string) bool {
+	return !strings.ContainsFunc(h, func(r rune) bool {
+		return !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || strings.ContainsRune("-%._:", r))
+	})
 }
 
 func splitList(v string) []string {
@@ -325,6 +297,8 @@ func splitList(v string) []string {
 	return out
 }
 
+// parseInt32 and parseMillis parse without a range check; ParseProperties
+// checks ranges with intIn and millisIn (config_rules.go).
 func parseInt32(v string, dst *int32) error {
 	n, err := strconv.ParseInt(v, 10, 32)
 	*dst = int32(n)

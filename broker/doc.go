@@ -26,7 +26,8 @@
 //	controller.go   registration, controller election, ZooKeeper watches
 //	admin.go        topic creation, deletion, partition growth
 //	zk.go           ZooKeeper client with chroot, znode JSON shapes
-//	config.go       Config and server.properties; topicconfig.go per-topic configs
+//	config.go       Config and server.properties; config_rules.go the rules of its values;
+//	                topicconfig.go per-topic configs
 //	group_*.go      the group coordinator: state machine, ZooKeeper store, expiry
 //
 // # Connection model

@@ -1,7 +1,7 @@
 package broker
 
 import (
-	"strconv"
+	"math"
 	"time"
 )
 
@@ -51,25 +51,26 @@ func (g *GroupConfig) fillDefaults() {
 }
 
 // parseProperty applies one server.properties key; ok reports whether
-// the key belongs to the group coordinator.
+// the key belongs to the group coordinator. Values are checked with
+// Kafka's rules, and kept from the 0s that fillDefaults would replace.
 func (g *GroupConfig) parseProperty(k, v string) (ok bool, err error) {
 	switch k {
 	case "group.min.session.timeout.ms":
-		err = parseMillis(v, &g.MinSessionTimeout)
+		err = millisIn(v, 1, math.MaxInt32, &g.MinSessionTimeout)
 	case "group.max.session.timeout.ms":
-		err = parseMillis(v, &g.MaxSessionTimeout)
+		err = millisIn(v, 1, math.MaxInt32, &g.MaxSessionTimeout)
 	case "group.initial.rebalance.delay.ms":
-		err = parseMillis(v, &g.InitialRebalanceDelay)
+		err = millisIn(v, 0, math.MaxInt32, &g.InitialRebalanceDelay)
 	case "group.max.size":
-		err = parseInt32(v, &g.MaxSize)
+		err = intIn(v, 1, math.MaxInt32, &g.MaxSize)
 	case "offset.metadata.max.bytes":
-		err = parseInt32(v, &g.OffsetMetadataMaxBytes)
+		err = intIn(v, 1, math.MaxInt32, &g.OffsetMetadataMaxBytes)
 	case "offsets.retention.minutes":
 		var n int64
-		n, err = strconv.ParseInt(v, 10, 64)
-		g.OffsetsRetention = time.Duration(n) * time.Minute
+		err = intIn(v, 1, math.MaxInt32, &n)
+		g.OffsetsRetention = durationOf(n, time.Minute)
 	case "offsets.retention.check.interval.ms":
-		err = parseMillis(v, &g.OffsetsRetentionCheck)
+		err = millisIn(v, 1, math.MaxInt64, &g.OffsetsRetentionCheck)
 	default:
 		return false, nil
 	}

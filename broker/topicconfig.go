@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/zkafka/zkafka/store/segment"
@@ -29,7 +30,7 @@ type topicConfigDef struct {
 }
 
 var topicConfigDefs = []topicConfigDef{
-	{"cleanup.policy", "log.cleanup.policy", func(*Config) string { return "delete" }, checkCleanupPolicy},
+	{"cleanup.policy", "log.cleanup.policy", storedDefault("cleanup.policy"), checkCleanupPolicy},
 	{"retention.ms", "log.retention.ms", func(c *Config) string { return durMs(c.LogRetention) }, checkInt(-1, math.MaxInt64)},
 	{"retention.bytes", "log.retention.bytes", func(c *Config) string { return strconv.FormatInt(c.LogRetentionBytes, 10) }, checkInt(-1, math.MaxInt64)},
 	{"segment.bytes", "log.segment.bytes", func(c *Config) string { return strconv.FormatInt(c.LogSegmentBytes, 10) }, checkInt(14, math.MaxInt32)},
@@ -38,9 +39,39 @@ var topicConfigDefs = []topicConfigDef{
 	{"message.timestamp.type", "log.message.timestamp.type", func(c *Config) string { return c.LogMessageTimestampType }, checkTimestampType},
 	{"flush.messages", "log.flush.interval.messages", func(c *Config) string { return flushMessages(c) }, checkInt(1, math.MaxInt64)},
 	{"flush.ms", "log.flush.interval.ms", func(c *Config) string { return flushMs(c) }, checkInt(0, math.MaxInt64)},
-	{"min.insync.replicas", "min.insync.replicas", func(*Config) string { return "1" }, checkInt(1, math.MaxInt32)},
-	{"compression.type", "compression.type", func(*Config) string { return "producer" }, checkCompression},
-	{"unclean.leader.election.enable", "unclean.leader.election.enable", func(*Config) string { return "false" }, checkBool},
+	{"min.insync.replicas", "min.insync.replicas", storedDefault("min.insync.replicas"), checkInt(1, math.MaxInt32)},
+	{"compression.type", "compression.type", storedDefault("compression.type"), checkCompression},
+	{"unclean.leader.election.enable", "unclean.leader.election.enable", storedDefault("unclean.leader.election.enable"), checkBool},
+}
+
+// storedTopicDefaults are the Kafka defaults of the topic configs that
+// Config has no field for; server.properties may set them under their
+// broker keys (Config.topicDefaults).
+var storedTopicDefaults = map[string]string{
+	"cleanup.policy": "delete", "min.insync.replicas": "1", "compression.type": "producer",
+	"unclean.leader.election.enable": "false",
+}
+
+// storedDefault is the brokerDflt of such a topic config.
+func storedDefault(name string) func(c *Config) string {
+	return func(c *Config) string {
+		if v, ok := c.topicDefaults[name]; ok {
+			return v
+		}
+		return storedTopicDefaults[name]
+	}
+}
+
+// topicDefaultForBrokerKey is the topic config whose broker default the
+// server.properties key k sets, when Config has no field for it (nil
+// otherwise).
+func topicDefaultForBrokerKey(k string) *topicConfigDef {
+	for i := range topicConfigDefs {
+		if d := &topicConfigDefs[i]; d.brokerKey == k && storedTopicDefaults[d.name] != "" {
+			return d
+		}
+	}
+	return nil
 }
 
 func findTopicConfigDef(name string) *topicConfigDef {
@@ -86,8 +117,9 @@ func checkInt(lo, hi int64) func(string) error {
 	}
 }
 
+// checkBool is Kafka's BOOLEAN: true or false in any case.
 func checkBool(v string) error {
-	if v != "true" && v != "false" {
+	if !strings.EqualFold(v, "true") && !strings.EqualFold(v, "false") {
 		return fmt.Errorf("%q is not true or false", v)
 	}
 	return nil

@@ -1,7 +1,6 @@
 package quorum
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zkafka/zkafka/internal/properties"
 )
 
 // Config is a ZooKeeper server's configuration, read from a standard zoo.cfg.
@@ -36,6 +37,10 @@ type Config struct {
 	SuperDigest       string // zookeeper.DigestAuthenticationProvider.superDigest: "super:<digest>"
 	MyID              uint64 // from dataDir/myid (0 when standalone without one)
 	Servers           []ServerSpec
+
+	// clientPortGiven: zoo.cfg sets clientPort, which must then agree with
+	// this server's server.N client port (checked once myid is known).
+	clientPortGiven bool
 }
 
 // ServerSpec is one server.N line of zoo.cfg.
@@ -99,8 +104,10 @@ func (c *Config) ClientAddr() string {
 	return net.JoinHostPort(host, strconv.Itoa(port))
 }
 
-// LoadConfig reads a zoo.cfg and the myid file in its dataDir. Unknown keys
-// are logged as warnings, not failures.
+// LoadConfig reads a zoo.cfg and the myid file in its dataDir. A value
+// that is not allowed is an error, a *properties.Error whose text is one
+// line naming the file, the key, the value and what is allowed; unknown
+// keys are logged as warnings.
 func LoadConfig(path string, log *slog.Logger) (Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -109,184 +116,111 @@ func LoadConfig(path string, log *slog.Logger) (Config, error) {
 	defer f.Close()
 	c, err := ParseConfig(f, log)
 	if err != nil {
-		return Config{}, fmt.Errorf("%s: %w", path, err)
+		return Config{}, properties.WithFile(err, path)
 	}
 	if c.DataDir == "" {
-		return Config{}, fmt.Errorf("%s: dataDir is not set", path)
+		return Config{}, &properties.Error{File: path, Allowed: "dataDir is not set; it must name the directory of the snapshots (and of myid)"}
 	}
-	if b, err := os.ReadFile(filepath.Join(c.DataDir, "myid")); err == nil {
-		id, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
-		if err != nil {
-			return Config{}, fmt.Errorf("%s: bad myid: %w", filepath.Join(c.DataDir, "myid"), err)
-		}
-		c.MyID = id
-	} else if len(c.Servers) > 0 {
-		return Config{}, fmt.Errorf("%s: an ensemble needs %s", path, filepath.Join(c.DataDir, "myid"))
-	}
-	return c, nil
-}
-
-// ParseConfig parses zoo.cfg text (Java properties: key=value, # comments).
-func ParseConfig(r io.Reader, log *slog.Logger) (Config, error) {
-	c := DefaultConfig("")
-	c.ClientPortAddress = ""
-	c.MinSessionTimeout, c.MaxSessionTimeout = 0, 0
-	sc := bufio.NewScanner(r)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || text[0] == '#' || text[0] == '!' {
-			continue
-		}
-		key, value, ok := cutProperty(text)
-		if !ok {
-			return Config{}, fmt.Errorf("line %d: not key=value: %q", line, text)
-		}
-		if err := c.set(key, value, log); err != nil {
-			return Config{}, fmt.Errorf("line %d: %s: %w", line, key, err)
-		}
-	}
-	if err := sc.Err(); err != nil {
+	if err := c.loadMyID(path); err != nil {
 		return Config{}, err
 	}
-	c.fillDerived()
 	return c, nil
 }
 
-func cutProperty(text string) (key, value string, ok bool) {
-	i := strings.IndexAny(text, "=:")
-	if i < 0 {
-		return "", "", false
-	}
-	return strings.TrimSpace(text[:i]), strings.TrimSpace(text[i+1:]), true
-}
-
-func (c *Config) set(key, value string, log *slog.Logger) error {
-	var err error
-	atoi := func() int {
-		var n int
-		n, err = strconv.Atoi(value)
-		return n
-	}
-	switch key {
-	case "tickTime":
-		c.TickTime = time.Duration(atoi()) * time.Millisecond
-	case "initLimit":
-		c.InitLimit = atoi()
-	case "syncLimit":
-		c.SyncLimit = atoi()
-	case "dataDir":
-		c.DataDir = value
-	case "dataLogDir":
-		c.DataLogDir = value
-	case "clientPort":
-		c.ClientPort = atoi()
-	case "clientPortAddress":
-		c.ClientPortAddress = value
-	case "maxClientCnxns":
-		c.MaxClientCnxns = atoi()
-	case "minSessionTimeout":
-		c.MinSessionTimeout = time.Duration(atoi()) * time.Millisecond
-	case "maxSessionTimeout":
-		c.MaxSessionTimeout = time.Duration(atoi()) * time.Millisecond
-	case "autopurge.snapRetainCount":
-		c.SnapRetainCount = atoi()
-	case "autopurge.purgeInterval":
-		c.PurgeInterval = atoi()
-	case "4lw.commands.whitelist":
-		c.FourLetterWords = parseWhitelist(value)
-	case "jute.maxbuffer":
-		c.JuteMaxBuffer, err = parseJuteMaxBuffer(value)
-	case "extendedTypesEnabled", "zookeeper.extendedTypesEnabled":
-		c.ExtendedTypes, err = strconv.ParseBool(value)
-	case "snapCount":
-		var n uint64
-		n, err = strconv.ParseUint(value, 10, 64)
-		c.SnapCount = n
-	case "znode.container.checkIntervalMs":
-		c.ContainerInterval = time.Duration(atoi()) * time.Millisecond
-	case "zookeeper.DigestAuthenticationProvider.superDigest", "superDigest":
-		c.SuperDigest = value
-	case "standaloneEnabled", "reconfigEnabled", "admin.enableServer", "admin.serverPort",
-		"metricsProvider.className", "preAllocSize", "globalOutstandingLimit":
-		// Accepted and ignored: they change nothing zkafka does.
-	default:
-		if strings.HasPrefix(key, "server.") {
-			return c.addServer(key, value)
-		}
-		if log != nil {
-			log.Warn("zoo.cfg: unknown key ignored", "key", key)
-		}
-	}
-	return err
-}
-
-func parseWhitelist(value string) map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Split(value, ",") {
-		w = strings.TrimSpace(w)
-		if w == "*" {
-			for _, all := range fourLetterWords {
-				m[all] = true
-			}
-			continue
-		}
-		if w != "" {
-			m[w] = true
-		}
-	}
-	return m
-}
-
-func parseJuteMaxBuffer(value string) (int, error) {
-	n, err := strconv.ParseInt(value, 0, 32)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("bad jute.maxbuffer %q", value)
-	}
-	return int(n), nil
-}
-
-// addServer parses server.N=host:peerPort:electionPort[:participant|:observer][;[clientHost:]clientPort].
-func (c *Config) addServer(key, value string) error {
-	id, err := strconv.ParseUint(strings.TrimPrefix(key, "server."), 10, 64)
+// loadMyID reads dataDir/myid. A standalone server needs none; an
+// ensemble member needs one that holds one of the server.N ids.
+func (c *Config) loadMyID(cfgPath string) error {
+	path := filepath.Join(c.DataDir, "myid")
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("bad server id")
-	}
-	s := ServerSpec{ID: id}
-	addr, client, hasClient := strings.Cut(value, ";")
-	parts := strings.Split(addr, ":")
-	if len(parts) < 3 || len(parts) > 4 {
-		return fmt.Errorf("want host:peerPort:electionPort[:role], got %q", addr)
-	}
-	s.Host = parts[0]
-	if s.PeerPort, err = strconv.Atoi(parts[1]); err != nil {
-		return fmt.Errorf("bad peer port %q", parts[1])
-	}
-	if s.ElectPort, err = strconv.Atoi(parts[2]); err != nil {
-		return fmt.Errorf("bad election port %q", parts[2])
-	}
-	if len(parts) == 4 {
-		switch parts[3] {
-		case "observer":
-			s.Observer = true
-		case "participant":
-		default:
-			return fmt.Errorf("bad role %q", parts[3])
+		if len(c.Servers) == 0 {
+			return nil
 		}
+		return &properties.Error{File: cfgPath, Allowed: fmt.Sprintf(
+			"the ensemble (server.N lines) needs %s, a file that holds this server's id (%v)", path, err)}
 	}
-	if hasClient {
-		host, port, found := strings.Cut(client, ":")
-		if !found {
-			host, port = "", client
-		}
-		s.ClientHost = host
-		if s.ClientPort, err = strconv.Atoi(port); err != nil {
-			return fmt.Errorf("bad client port %q", port)
-		}
+	text := strings.TrimSpace(string(b))
+	lo, hi := uint64(0), uint64(maxServerID)
+	if len(c.Servers) > 0 {
+		lo = 1
 	}
-	c.Servers = append(c.Servers, s)
-	return nil
+	if c.ExtendedTypes {
+		// ZooKeeper's EphemeralType: a TTL node's owner holds the server
+		// id in a byte whose 0xff means TTL.
+		hi = maxServerID - 1
+	}
+	id, err := strconv.ParseUint(text, 10, 64)
+	if err != nil || id < lo || id > hi {
+		why := ""
+		if c.ExtendedTypes {
+			why = " (extendedTypesEnabled: TTL nodes allow ids up to 254)"
+		}
+		return &properties.Error{File: path, Value: text, Allowed: fmt.Sprintf("must be this server's id, an integer from %d to %d%s", lo, hi, why)}
+	}
+	c.MyID = id
+	if len(c.Servers) > 0 && c.selfSpec() == nil {
+		ids := make([]string, len(c.Servers))
+		for i, sv := range c.Servers {
+			ids[i] = strconv.FormatUint(sv.ID, 10)
+		}
+		return &properties.Error{File: path, Value: text, Allowed: fmt.Sprintf(
+			"is not the id of a server.N line (%s) of %s", strings.Join(ids, ", "), cfgPath)}
+	}
+	return c.checkClientPort(cfgPath)
+}
+
+// checkClientPort rejects a clientPort (and clientPortAddress) that
+// contradicts the client address of this server's server.N line, as
+// QuorumPeerConfig.setupClientPort does: the ports must be the same, and so
+// must the hosts when clientPortAddress is a specific address (the host
+// of a line without one is 0.0.0.0). Host names are not resolved, so only
+// IP addresses are compared.
+func (c *Config) checkClientPort(cfgPath string) error {
+	self := c.selfSpec()
+	if self == nil || self.ClientPort == 0 || !c.clientPortGiven {
+		return nil
+	}
+	lineHost := self.ClientHost
+	if lineHost == "" {
+		lineHost = "0.0.0.0"
+	}
+	ip, lineIP := net.ParseIP(c.ClientPortAddress), net.ParseIP(lineHost)
+	hostsDiffer := ip != nil && !ip.IsUnspecified() && lineIP != nil && !ip.Equal(lineIP)
+	if self.ClientPort == c.ClientPort && !hostsDiffer {
+		return nil
+	}
+	return &properties.Error{File: cfgPath, Key: "clientPort", Value: strconv.Itoa(c.ClientPort), Allowed: fmt.Sprintf(
+		"clientPort and clientPortAddress (%s) differ from the client address of this server's server.%d line (%s)",
+		net.JoinHostPort(c.ClientPortAddress, strconv.Itoa(c.ClientPort)), self.ID, net.JoinHostPort(lineHost, strconv.Itoa(self.ClientPort)))}
+}
+
+// ParseConfig parses zoo.cfg text (a Java properties file, see package
+// internal/properties) and checks every value as Apache ZooKeeper 3.8's
+// QuorumPeerConfig does, and more strictly where a value ZooKeeper accepts
+// would crash or silently disable this server (config_keys.go lists the
+// rules). Unknown keys are logged as warnings; keys ZooKeeper knows and
+// zkafka has no use for are logged at debug level.
+func ParseConfig(r io.Reader, log *slog.Logger) (Config, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	props, err := properties.Load(r)
+	if err != nil {
+		return Config{}, err
+	}
+	p := configParser{c: DefaultConfig(""), log: log, set: map[string]properties.Property{}, servers: map[uint64]properties.Property{}}
+	p.c.ClientPortAddress = ""
+	for _, prop := range props {
+		if err := p.apply(prop); err != nil {
+			return Config{}, err
+		}
+		p.set[prop.Key] = prop
+	}
+	if err := p.checkRelations(); err != nil {
+		return Config{}, err
+	}
+	p.c.fillDerived()
+	return p.c, nil
 }
 
 // DynamicConfigText is what an ensemble member shows in /zookeeper/config,
@@ -311,8 +245,17 @@ func (c *Config) DynamicConfigText() string {
 		if port == 0 {
 			port = c.ClientPort
 		}
-		fmt.Fprintf(&b, "server.%d=%s:%d:%d:%s;%s:%d\n", sv.ID, sv.Host, sv.PeerPort, sv.ElectPort, role, host, port)
+		fmt.Fprintf(&b, "server.%d=%s:%d:%d:%s;%s:%d\n", sv.ID, bracketIPv6(sv.Host), sv.PeerPort, sv.ElectPort, role, bracketIPv6(host), port)
 	}
 	b.WriteString("version=0")
 	return b.String()
+}
+
+// bracketIPv6 writes an IPv6 host in brackets, as ZooKeeper's
+// QuorumServer.delimitedHostString does.
+func bracketIPv6(host string) string {
+	if strings.Contains(host, ":") {
+		return "[" + host + "]"
+	}
+	return host
 }

@@ -2,31 +2,53 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 )
 
 // logFlags are the logging flags every server command takes.
 type logFlags struct {
-	level  string
-	format string
+	level  choice
+	format choice
 }
 
 func (l *logFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&l.level, "log-level", "info", "log level: debug, info, warn, error")
-	fs.StringVar(&l.format, "log-format", "text", "log format: text or json")
+	l.level = choice{value: "info", allowed: []string{"debug", "info", "warn", "error"}}
+	l.format = choice{value: "text", allowed: []string{"text", "json"}}
+	fs.Var(&l.level, "log-level", "log level: debug, info, warn, error")
+	fs.Var(&l.format, "log-format", "log format: text or json")
 }
 
 // logger builds the structured logger the servers log through.
 func (l *logFlags) logger(w io.Writer) *slog.Logger {
 	var level slog.Level
-	if err := level.UnmarshalText([]byte(strings.ToUpper(l.level))); err != nil {
+	if err := level.UnmarshalText([]byte(strings.ToUpper(l.level.value))); err != nil {
 		level = slog.LevelInfo
 	}
 	opts := &slog.HandlerOptions{Level: level}
-	if l.format == "json" {
+	if l.format.value == "json" {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// choice is a flag whose value is one of a few words (any case); any other
+// value is a usage error rather than a silent default.
+type choice struct {
+	value   string
+	allowed []string
+}
+
+func (c *choice) String() string { return c.value }
+
+func (c *choice) Set(v string) error {
+	v = strings.ToLower(v)
+	if !slices.Contains(c.allowed, v) {
+		return fmt.Errorf("must be one of %s", strings.Join(c.allowed, ", "))
+	}
+	c.value = v
+	return nil
 }

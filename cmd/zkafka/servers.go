@@ -71,12 +71,18 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if stop, code := parse(fs, args); stop {
 		return code
 	}
+	if fs.NArg() != 0 {
+		fs.Usage()
+		return 2
+	}
 	log := lf.logger(stderr)
 	cfg := quorum.DefaultConfig(filepath.Join(*dataDir, "zookeeper"))
 	host, port, err := splitHostPort(*zkAddr)
 	if err != nil {
-		log.Error("bad -zookeeper-addr", "err", err)
-		return 2
+		return configError(stderr, fmt.Errorf("-zookeeper-addr=%s: %v", *zkAddr, err))
+	}
+	if _, _, err := splitHostPort(*kafkaAddr); err != nil {
+		return configError(stderr, fmt.Errorf("-kafka-addr=%s: %v", *kafkaAddr, err))
 	}
 	cfg.ClientPortAddress, cfg.ClientPort = host, port
 	cfg.FourLetterWords = map[string]bool{"srvr": true, "ruok": true, "mntr": true, "stat": true}
@@ -131,8 +137,7 @@ func cmdZookeeper(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg, err := quorum.LoadConfig(fs.Arg(0), log)
 	if err != nil {
-		log.Error("bad configuration", "err", err)
-		return 2
+		return configError(stderr, err)
 	}
 	zk, err := quorum.Start(cfg, log)
 	if err != nil {
@@ -158,8 +163,7 @@ func cmdBroker(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg, err := broker.LoadConfig(fs.Arg(0), log)
 	if err != nil {
-		log.Error("bad configuration", "err", err)
-		return 2
+		return configError(stderr, err)
 	}
 	b, failed := startBroker(cfg, log)
 	if b == nil {
@@ -221,8 +225,8 @@ func splitHostPort(addr string) (string, int, error) {
 		return "", 0, err
 	}
 	port, err := strconv.Atoi(portText)
-	if err != nil {
-		return "", 0, fmt.Errorf("bad port %q", portText)
+	if err != nil || port < 0 || port > 65535 {
+		return "", 0, fmt.Errorf("the port must be an integer from 0 to 65535")
 	}
 	return host, port, nil
 }

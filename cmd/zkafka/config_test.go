@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
+// zkafkaBinary builds the command once per test run.
+func zkafkaBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "zkafka-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "zkafka")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = errors.New(string(out))
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("go build: %v", buildErr)
+	}
+	return binPath
+}
+
+// runZkafka runs the binary with a time bound; a bad configuration must
+// stop it at once, before it serves anything.
+func runZkafka(t *testing.T, args ...string) (code int, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, zkafkaBinary(t), args...)
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("zkafka %v did not exit within 30 s; stderr:\n%s", args, errOut.String())
+	}
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	return cmd.ProcessState.ExitCode(), errOut.String()
+}
+
+// TestBadConfigExitsWithOneLine: every configuration error stops start-up
+// with exit status 2 and one line on stderr that names the file, the key,
+// the value and what is allowed.
+func TestBadConfigExitsWithOneLine(t *testing.T) {
+	dir := t.TempDir()
+	zooCfg := filepath.Join(dir, "zoo.cfg")
+	serverProps := filepath.Join(dir, "server.properties")
+	for _, tc := range []struct {
+		name, file, text string
+		args             []string
+		want             []string // pieces of the line
+	}{
+		{"tickTime=0", zooCfg, "dataDir=" + dir + "\ntickTime=0\nclientPort=0\n", []string{"zookeeper", zooCfg},
+			[]string{zooCfg + ":2:", "tickTime=0", "must be an integer from 1 to 107374182 (milliseconds)"}},
+		{"clientPort=0", zooCfg, "dataDir=" + dir + "\nclientPort=0\n", []string{"zookeeper", zooCfg},
+			[]string{zooCfg + ":2:", "clientPort=0", "from 1 to 65535"}},
+		{"container interval 0", zooCfg, "dataDir=" + dir + "\nclientPortAddress=127.0.0.1\nznode.container.checkIntervalMs=0\n", []string{"zookeeper", zooCfg},
+			[]string{zooCfg + ":3:", "znode.container.checkIntervalMs=0", "must be an integer from 1"}},
+		{"myid missing", zooCfg, "dataDir=" + dir + "\nserver.1=127.0.0.1:2888:3888\nserver.2=127.0.0.1:2889:3889\n", []string{"zookeeper", zooCfg},
+			[]string{zooCfg + ":", "myid"}},
+		{"segment bytes", serverProps, "broker.id=0\nlog.segment.bytes=13\n", []string{"broker", serverProps},
+			[]string{serverProps + ":2:", "log.segment.bytes=13", "from 14 to 2147483647"}},
+		{"broker id", serverProps, "broker.id=-1\n", []string{"broker", serverProps},
+			[]string{serverProps + ":1:", "broker.id=-1", "not supported"}},
+		{"no such file", "", "", []string{"zookeeper", filepath.Join(dir, "nope.cfg")}, []string{"nope.cfg", "no such file"}},
+		{"bad -zookeeper-addr", "", "", []string{"run", "-data", dir, "-zookeeper-addr", "127.0.0.1:99999"},
+			[]string{"-zookeeper-addr", "127.0.0.1:99999"}},
+		{"bad -kafka-addr", "", "", []string{"run", "-data", dir, "-kafka-addr", "localhost"}, []string{"-kafka-addr", "localhost"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.file != "" {
+				if err := os.WriteFile(tc.file, []byte(tc.text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			code, stderr := runZkafka(t, tc.args...)
+			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+			if code != 2 || len(lines) != 1 {
+				t.Fatalf("exit %d, stderr %d lines:\n%s", code, len(lines), stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(lines[0], w) {
+					t.Errorf("line %q lacks %q", lines[0], w)
+				}
+			}
+		})
+	}
+}
+
+// TestBadFlagValuesExit2: a flag value that is not allowed is a usage
+// error (exit 2), not silently replaced by a default.
+func TestBadFlagValuesExit2(t *testing.T) {
+	for _, args := range [][]string{
+		{"zookeeper", "-log-level", "loud", "zoo.cfg"},
+		{"broker", "-log-format", "xml", "server.properties"},
+		{"run", "-data", t.TempDir(), "extra-argument"},
+		{"zookeeper", "a.cfg", "b.cfg"},
+	} {
+		if code, stderr := runZkafka(t, args...); code != 2 || !strings.Contains(stderr, "usage: zkafka") {
+			t.Errorf("zkafka %v: exit %d, stderr:\n%s", args, code, stderr)
+		}
+	}
+}
