@@ -37,6 +37,7 @@ clientPort=2181
 				MaxClientCnxns: 60, MinSessionTimeout: 4 * time.Second, MaxSessionTimeout: 40 * time.Second,
 				SnapRetainCount: 3, JuteMaxBuffer: 0xfffff, SnapCount: 100000,
 				ContainerInterval: time.Minute, FourLetterWords: map[string]bool{"srvr": true},
+				clientPortGiven: true,
 			}
 			if !reflect.DeepEqual(c, want) {
 				t.Fatalf("got  %+v\nwant %+v", c, want)
@@ -126,20 +127,5 @@ standaloneEnabled=false
 			}
 			tc.check(t, c)
 		})
-	}
-}
-
-// TestParseConfigRefuses: lines that do not parse are errors naming the line.
-func TestParseConfigRefuses(t *testing.T) {
-	for _, text := range []string{
-		"dataDir=/d\njust words\n",
-		"dataDir=/d\nserver.1=host:2888\n",
-		"dataDir=/d\nserver.x=host:2888:3888\n",
-		"dataDir=/d\nserver.1=host:2888:3888:leader\n",
-		"dataDir=/d\ntickTime=two seconds\n",
-	} {
-		if _, err := ParseConfig(strings.NewReader(text), nil); err == nil || !strings.Contains(err.Error(), "line 2") {
-			t.Errorf("%q: error %v, want one about line 2", text, err)
-		}
 	}
 }

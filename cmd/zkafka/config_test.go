@@ -2,63 +2,31 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
-	os.Exit(code)
-}
-
-// zkafkaBinary builds the command once per test run.
-func zkafkaBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "zkafka-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "zkafka")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			buildErr = errors.New(string(out))
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("go build: %v", buildErr)
-	}
-	return binPath
-}
-
-// runZkafka runs the binary with a time bound; a bad configuration must
+// runZkafka runs the command with a time bound; a bad configuration must
 // stop it at once, before it serves anything.
 func runZkafka(t *testing.T, args ...string) (code int, stderr string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, zkafkaBinary(t), args...)
+	cmd := commandProcess(args)
 	var errOut bytes.Buffer
 	cmd.Stderr = &errOut
-	err := cmd.Run()
-	if ctx.Err() != nil {
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var timedOut atomic.Bool
+	bound := time.AfterFunc(30*time.Second, func() { timedOut.Store(true); cmd.Process.Kill() })
+	err := cmd.Wait()
+	bound.Stop()
+	if timedOut.Load() {
 		t.Fatalf("zkafka %v did not exit within 30 s; stderr:\n%s", args, errOut.String())
 	}
 	var exit *exec.ExitError

@@ -11,42 +11,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 )
-
-// The process tests run this test binary as the zkafka command: with
-// childEnv set, TestMain runs runMain on the arguments instead of the
-// tests, under the file-size limit (RLIMIT_FSIZE, bytes) childEnv names.
-// The limit is a real storage fault: a write past it fails in the kernel
-// with EFBIG ("file too large"), as a full disk fails one with ENOSPC, and
-// it needs no privilege (a tmpfs would need root).
-const childEnv = "ZKAFKA_TEST_CHILD_FSIZE"
-
-func TestMain(m *testing.M) {
-	if limit := os.Getenv(childEnv); limit != "" {
-		os.Exit(childMain(limit))
-	}
-	os.Exit(m.Run())
-}
-
-// childMain runs the command named by the process's arguments under a
-// file-size limit.
-func childMain(limit string) int {
-	n, err := strconv.ParseUint(limit, 10, 64)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bad", childEnv, err)
-		return 3
-	}
-	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
-		fmt.Fprintln(os.Stderr, "setrlimit:", err)
-		return 3
-	}
-	return runMain(os.Args[1:], os.Stdout, os.Stderr)
-}
 
 // TestZookeeperExitsWhenItsLogFails: `zkafka zookeeper` whose raft log
 // cannot be written (the file-size limit is reached) logs the cause and
@@ -131,8 +100,7 @@ func (c *child) wait(t *testing.T, limit time.Duration) int {
 // limit of fsize bytes; it is killed at the end of the test.
 func startChild(t *testing.T, fsize int, args ...string) *child {
 	t.Helper()
-	c := &child{cmd: exec.Command(os.Args[0], args...), done: make(chan struct{})}
-	c.cmd.Env = append(os.Environ(), childEnv+"="+strconv.Itoa(fsize))
+	c := &child{cmd: commandProcess(args, fsizeEnv+"="+strconv.Itoa(fsize)), done: make(chan struct{})}
 	c.cmd.Stderr = c
 	if err := c.cmd.Start(); err != nil {
 		t.Fatal(err)
