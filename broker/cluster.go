@@ -224,18 +224,17 @@ func (b *Broker) readTopic(name string) (*topic, error) {
 	return t, nil
 }
 
-// readState reads a partition's leader state; without one (the controller
-// has not written it yet) the first replica is the presumptive leader.
+// readState reads a partition's leader state. Without one (the controller
+// has not written it yet) the partition has no leader: clients are told
+// LEADER_NOT_AVAILABLE, as Kafka's brokers tell them until the controller's
+// LeaderAndIsr arrives, and nothing is opened before the state exists.
 func (b *Broker) readState(name string, p int, replicas []int32) (leader, epoch int32, isr []int32) {
 	data, _, err := b.zk.get(statePath(name, p))
 	var s partitionStateZNode
 	if err == nil && json.Unmarshal(data, &s) == nil {
 		return s.Leader, s.LeaderEpoch, s.ISR
 	}
-	if len(replicas) == 0 {
-		return -1, 0, nil
-	}
-	return replicas[0], 0, replicas[:1]
+	return -1, 0, nil
 }
 
 // applyTopic publishes t, opening the partitions this broker leads and

@@ -208,6 +208,16 @@ func TestZNodesLookLikeKafka(t *testing.T) {
 	}
 }
 
+// allLed reports whether every partition of a topic has a leader.
+func allLed(td kadm.TopicDetail) bool {
+	for _, p := range td.Partitions {
+		if p.Err != nil || p.Leader < 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // TestTopicCreatedInZooKeeperIsServed writes a topic the way another
 // broker or Kafka's tools would, and expects the broker to pick it up.
 func TestTopicCreatedInZooKeeperIsServed(t *testing.T) {
@@ -221,7 +231,7 @@ func TestTopicCreatedInZooKeeperIsServed(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		td, err := adm.ListTopics(ctxT(t), "external")
-		if err == nil && td["external"].Err == nil && len(td["external"].Partitions) == 2 {
+		if err == nil && td["external"].Err == nil && len(td["external"].Partitions) == 2 && allLed(td["external"]) {
 			if ok, _, _ := z.Exists(e.Path("/brokers/topics/external/partitions/1/state")); !ok {
 				t.Fatalf("controller did not write the partition state")
 			}
