@@ -54,7 +54,7 @@ func StartWithListener(cfg Config, log *slog.Logger, l net.Listener) (*Server, e
 			return nil, err
 		}
 		s.repl = repl
-		s.goTracked(s.watchEnsemble)
+		s.goTracked("zk-ensemble", s.watchEnsemble)
 	} else {
 		repl, err := startRaft(s, raftDir)
 		if err != nil {
@@ -67,9 +67,9 @@ func StartWithListener(cfg Config, log *slog.Logger, l net.Listener) (*Server, e
 		}
 	}
 	s.trackRestoredSessions()
-	s.goTracked(s.expireSessions)
-	s.goTracked(s.reapContainers)
-	s.goTracked(func() {
+	s.goTracked("zk-expiry", s.expireSessions)
+	s.goTracked("zk-reaper", s.reapContainers)
+	s.goTracked("zk-listener", func() {
 		if err := s.Serve(l); err != nil && err != ErrServerClosed {
 			log.Error("client listener stopped", "err", err)
 		}
