@@ -104,6 +104,7 @@ func startLowFDChild(t *testing.T, zkAddr, kafkaAddr string) *lowFDChild {
 		cmd.Process.Kill()
 		<-c.exited
 		if t.Failed() {
+			t.Logf("child log:\n%s", c.log())
 		}
 	})
 	return c
