@@ -379,3 +379,75 @@ func peerWaitFor(tb testing.TB, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Two transports on loopback: server 1 sends server 2 a MsgSnap larger
+// than any other frame may be; it arrives whole and raft hears it was
+// delivered. One over zkafka.peer.maxSnapshotBytes is not sent (raft hears
+// it failed) and the connection goes on with the next message.
+func TestPeerSnapshotLargerThanAFrame(t *testing.T) {
+	limits := newPeerLimits(4096, 4<<20)
+	l1, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l2, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs := map[uint64]string{1: l1.Addr().String(), 2: l2.Addr().String()}
+	log := slog.New(slog.DiscardHandler)
+	t1, t2 := newPeerTransport(1, addrs, limits, log), newPeerTransport(2, addrs, limits, log)
+	n1, n2 := newFakePeerNode(), newFakePeerNode()
+	t1.node, t2.node = n1, n2
+	t1.start(l1)
+	t2.start(l2)
+	t.Cleanup(t1.close)
+	t.Cleanup(t2.close)
+
+	typ := raftpb.MsgSnap
+	from, to := uint64(1), uint64(2)
+	data := make([]byte, 3<<20)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	snap := &raftpb.Message{Type: &typ, From: &from, To: &to, Snapshot: &raftpb.Snapshot{Data: data}}
+	if len(appendPeerFrame(nil, peerItem{msg: snap})) <= limits.frame {
+		t.Fatal("the test snapshot fits in an ordinary frame")
+	}
+	tooBig := &raftpb.Message{Type: &typ, From: &from, To: &to, Snapshot: &raftpb.Snapshot{Data: make([]byte, 5<<20)}}
+	hb := heartbeat(1)
+	hb.To = &to
+	// Resend until the sender is connected (a message queued before that is dropped).
+	peerWaitFor(t, func() bool {
+		t1.Send([]*raftpb.Message{snap})
+		select {
+		case m := <-n2.stepped:
+			if !bytes.Equal(m.GetSnapshot().GetData(), data) {
+				t.Fatalf("snapshot arrived with %d bytes, want %d", len(m.GetSnapshot().GetData()), len(data))
+			}
+			return true
+		case <-time.After(200 * time.Millisecond):
+			return false
+		}
+	})
+	peerWaitFor(t, func() bool {
+		n1.mu.Lock()
+		defer n1.mu.Unlock()
+		return len(n1.snapshots) > 0 && n1.snapshots[len(n1.snapshots)-1]
+	})
+	t1.Send([]*raftpb.Message{tooBig, hb})
+	select {
+	case m := <-n2.stepped:
+		if m.GetType() != raftpb.MsgHeartbeat {
+			t.Fatalf("got a %s after the oversized snapshot, want the heartbeat", m.GetType())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the heartbeat after the oversized snapshot did not arrive")
+	}
+	n1.mu.Lock()
+	last := n1.snapshots[len(n1.snapshots)-1]
+	n1.mu.Unlock()
+	if last {
+		t.Fatal("the oversized snapshot was reported delivered")
+	}
+}
