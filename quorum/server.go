@@ -140,7 +140,7 @@ func (s *Server) accept(nc net.Conn) {
 	s.mu.perIP[ip]++
 	s.mu.Unlock()
 	if !s.goTracked("zk-conn", c.serve) {
-		// Shutdown began after the check above: it may not have seen c.
+		// Shutdown began since c was registered: nobody will serve it.
 		s.removeConn(c)
 		nc.Close()
 	}
