@@ -51,8 +51,9 @@ func TestGoRefusesAfterClose(t *testing.T) {
 
 func TestGoroutineCarriesItsPprofLabel(t *testing.T) {
 	var g Group
-	release := make(chan struct{})
-	g.Go("kafka-conn", func() { <-release })
+	release, running := make(chan struct{}), make(chan struct{})
+	g.Go("kafka-conn", func() { close(running); <-release })
+	<-running
 	defer func() {
 		close(release)
 		g.Close()
