@@ -224,7 +224,8 @@ type refusalLog struct {
 	log interface {
 		Warn(msg string, args ...any)
 	}
-	mu struct {
+	now func() time.Time // nil: time.Now
+	mu  struct {
 		sync.Mutex
 		seen       map[string]bool
 		suppressed int
@@ -246,6 +247,9 @@ func (r *refusalLog) note(reason string, args ...any) {
 	}
 	r.mu.suppressed++
 	now := time.Now()
+	if r.now != nil {
+		now = r.now()
+	}
 	if r.mu.since.IsZero() {
 		r.mu.since = now
 	}

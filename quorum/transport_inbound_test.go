@@ -451,3 +451,34 @@ func TestPeerSnapshotLargerThanAFrame(t *testing.T) {
 		t.Fatal("the oversized snapshot was reported delivered")
 	}
 }
+
+// recordedWarns collects the messages a refusalLog writes.
+type recordedWarns struct{ msgs []string }
+
+func (r *recordedWarns) Warn(msg string, args ...any) { r.msgs = append(r.msgs, msg) }
+
+// The first refusal of each reason is logged in full; later ones are only
+// counted, and their number is logged once a refusalReport has passed.
+func TestRefusalLogOncePerReasonThenCounts(t *testing.T) {
+	var out recordedWarns
+	clock := time.Unix(1000, 0)
+	r := &refusalLog{log: &out, now: func() time.Time { return clock }}
+	r.note("unknown id")
+	r.note("bad hello")
+	for range 500 {
+		r.note("unknown id")
+		r.note("bad hello")
+	}
+	if len(out.msgs) != 2 {
+		t.Fatalf("after 1002 refusals of 2 reasons: %d log lines %q, want 2", len(out.msgs), out.msgs)
+	}
+	clock = clock.Add(refusalReport)
+	r.note("unknown id")
+	if len(out.msgs) != 3 || !strings.Contains(out.msgs[2], "refusals since the last report") {
+		t.Fatalf("no summary after %v: %q", refusalReport, out.msgs)
+	}
+	r.note("unknown id")
+	if len(out.msgs) != 3 {
+		t.Fatalf("a second summary at once: %q", out.msgs)
+	}
+}
