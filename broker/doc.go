@@ -33,8 +33,9 @@
 // # Connection model
 //
 // Each connection has a reader goroutine and a writer goroutine, both
-// started through Broker.goTracked (a WaitGroup that refuses new
-// goroutines once Shutdown began; pprof label "zkafka"). The reader reads
+// started through Broker.goTracked (an internal/tracked Group: it refuses
+// new goroutines once Shutdown began; pprof label "zkafka"). Serve's
+// accept loop is internal/accept's, which retries EMFILE and the like. The reader reads
 // a frame (capped by socket.request.max.bytes), parses the header, and
 // runs the handler to completion before reading the next request, as
 // Kafka does (it mutes a channel while a request is in flight); the

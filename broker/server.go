@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/zkafka/zkafka/internal/accept"
+	"github.com/zkafka/zkafka/internal/tracked"
 )
 
 // ErrServerClosed is returned by Serve after Shutdown.
@@ -47,8 +49,8 @@ type Broker struct {
 		conns     map[*conn]struct{}
 		closing   bool // Shutdown has begun: no new goroutines
 	}
-	wg   sync.WaitGroup
-	done chan struct{} // closed by Shutdown
+	goroutines tracked.Group
+	done       chan struct{} // closed by Shutdown
 
 	// test hook: bytes of record data copied through user space on the
 	// fetch path (must stay 0 on sockets that support sendfile).
@@ -129,39 +131,26 @@ func (b *Broker) Serve(l net.Listener) error {
 	if regErr != nil {
 		return regErr
 	}
-	var delay time.Duration
-	for {
-		nc, err := l.Accept()
-		if err != nil {
-			if b.isClosing() {
-				return ErrServerClosed
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, errTemporary) {
-				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-				b.log.Warn("accept error; retrying", "err", err, "delay", delay)
-				time.Sleep(delay)
-				continue
-			}
-			return err
-		}
-		delay = 0
-		c := newConn(b, nc)
-		if !b.trackConn(c, true) {
-			nc.Close()
-			return ErrServerClosed
-		}
-		if !b.goTracked("kafka-conn", c.serve) {
-			b.trackConn(c, false)
-			nc.Close()
-			return ErrServerClosed
-		}
+	err := accept.Loop(l, b.done, b.log, "kafka", b.serveConn)
+	if err == accept.ErrClosed {
+		return ErrServerClosed
 	}
+	return err
 }
 
-// errTemporary marks accept errors worth retrying (EMFILE and the like
-// surface as net.Error timeouts or this).
-var errTemporary = errors.New("temporary")
+// serveConn starts serving one accepted connection, unless Shutdown has
+// begun (then it closes it).
+func (b *Broker) serveConn(nc net.Conn) {
+	c := newConn(b, nc)
+	if !b.trackConn(c, true) {
+		nc.Close()
+		return
+	}
+	if !b.goTracked("kafka-conn", c.serve) {
+		b.trackConn(c, false)
+		nc.Close()
+	}
+}
 
 // ListenAndServe listens on the first configured listener and serves it.
 func (b *Broker) ListenAndServe() error {
@@ -188,6 +177,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	b.mu.closing = true
+	b.goroutines.Close()
 	close(b.done)
 	for l := range b.mu.listeners {
 		l.Close()
@@ -196,19 +186,14 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		c.stopReading()
 	}
 	b.mu.Unlock()
-	waited := make(chan struct{})
-	go func() { b.wg.Wait(); close(waited) }()
-	var err error
-	select {
-	case <-waited:
-	case <-ctx.Done():
-		err = ctx.Err()
+	err := b.goroutines.Wait(ctx)
+	if err != nil {
 		b.mu.Lock()
 		for c := range b.mu.conns {
 			c.nc.Close()
 		}
 		b.mu.Unlock()
-		<-waited
+		b.goroutines.Wait(context.Background())
 	}
 	b.groups.stop()
 	b.closePartitions()
@@ -216,26 +201,11 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// goTracked starts fn in a goroutine counted by b.wg, labelled for pprof.
-// It refuses (returns false) once Shutdown has begun.
+// goTracked starts fn in one of the broker's tracked goroutines (labelled
+// name for pprof, waited for by Shutdown). It refuses (returns false) once
+// Shutdown has begun.
 func (b *Broker) goTracked(name string, fn func()) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.mu.closing {
-		return false
-	}
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
-		pprof.Do(context.Background(), pprof.Labels("zkafka", name), func(context.Context) { fn() })
-	}()
-	return true
-}
-
-func (b *Broker) isClosing() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.mu.closing
+	return b.goroutines.Go(name, fn)
 }
 
 func (b *Broker) trackListener(l net.Listener, add bool) bool {

@@ -31,6 +31,7 @@ type Config struct {
 	PurgeInterval     int           // autopurge.purgeInterval: accepted; old snapshots are purged at every snapshot instead
 	FourLetterWords   map[string]bool
 	JuteMaxBuffer     int    // jute.maxbuffer (default 0xfffff)
+	PeerMaxSnapshot   int    // zkafka.peer.maxSnapshotBytes: the largest snapshot sent to or taken from a peer (0: 1 GiB)
 	ExtendedTypes     bool   // extendedTypesEnabled: TTL nodes
 	SnapCount         uint64 // snapCount: txns between snapshots (default 100000)
 	ContainerInterval time.Duration

@@ -104,6 +104,10 @@ func (p *configParser) apply(prop properties.Property) error {
 		c.FourLetterWords = parseWhitelist(v, p.log)
 	case "jute.maxbuffer":
 		c.JuteMaxBuffer, err = parseJuteMaxBuffer(prop)
+	case PeerMaxSnapshotKey:
+		var n int64
+		n, err = prop.Int(minPeerMaxSnapshot, maxPeerMaxSnapshot)
+		c.PeerMaxSnapshot = int(n)
 	case "extendedTypesEnabled", "zookeeper.extendedTypesEnabled":
 		c.ExtendedTypes, err = prop.Bool()
 	case "snapCount":

@@ -9,15 +9,12 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/zkafka/zkafka/internal/javahash"
 	"github.com/zkafka/zkafka/store/znode"
 	"github.com/zkafka/zkafka/zkproto"
 )
-
-var errTooManyFiles = syscall.EMFILE
 
 const (
 	// maxOutstanding bounds the requests a connection has in flight, like

@@ -95,7 +95,8 @@ func startEnsemble(s *Server, dir string, fs segment.FS) (*raftReplicator, error
 	if self.Observer {
 		e.role.Store(uint32(raftnode.RoleLearner))
 	}
-	t := newPeerTransport(self.ID, addrs, s.log.With("component", "peers"))
+	limits := newPeerLimits(s.cfg.JuteMaxBuffer, s.cfg.PeerMaxSnapshot)
+	t := newPeerTransport(self.ID, addrs, limits, s.log.With("component", "peers"))
 	t.onSes = s.touchedElsewhere
 	e.transport = t
 	s.ens = e
@@ -122,7 +123,7 @@ func startEnsemble(s *Server, dir string, fs segment.FS) (*raftReplicator, error
 	e.node = node
 	t.node = node
 	t.start(l)
-	return &raftReplicator{node: node, transport: t}, nil
+	return &raftReplicator{node: node, transport: t, maxEntry: limits.entry}, nil
 }
 
 // stateChanged is raftnode's OnStateChange (on the raft loop: quick).

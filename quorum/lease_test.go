@@ -73,7 +73,7 @@ func TestNewLeaderLeasesSessionsAfresh(t *testing.T) {
 	s.ens = &ensemble{}
 	s.ens.role.Store(uint32(raftnode.RoleLeader))
 	tookOver := time.Now()
-	s.goTracked(s.expireSessions)
+	s.goTracked("zk-expiry", s.expireSessions)
 	defer close(s.done)
 
 	deadline := time.Now().Add(10 * time.Second)

@@ -2,6 +2,8 @@ package quorum
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/zkafka/zkafka/quorum/raftnode"
@@ -12,7 +14,13 @@ import (
 type raftReplicator struct {
 	node      *raftnode.Node
 	transport *peerTransport // nil when standalone
+	// maxEntry bounds a proposal's data in an ensemble (peerLimits.entry):
+	// no peer would take a larger one; 0 when standalone.
+	maxEntry int
 }
+
+// errTxnTooLarge fails a proposal too large for the peer frames.
+var errTxnTooLarge = errors.New("quorum: txn too large to replicate to the peers (over 2 × jute.maxbuffer)")
 
 // startRaft starts the raft node of a standalone server: one voter whose id
 // is myid (1 when there is no myid file). fs is the raft log's file system
@@ -49,6 +57,10 @@ func raftTick(tickTime time.Duration) time.Duration {
 // ProposeAsync implements replicator.
 func (r *raftReplicator) ProposeAsync(data []byte) <-chan proposeResult {
 	out := make(chan proposeResult, 1)
+	if r.maxEntry > 0 && len(data) > r.maxEntry {
+		out <- proposeResult{err: fmt.Errorf("%w: %d bytes, limit %d", errTxnTooLarge, len(data), r.maxEntry)}
+		return out
+	}
 	r.node.ProposeFunc(data, func(value any, _ uint64, err error) {
 		res := proposeResult{err: err}
 		if err == nil {

@@ -74,7 +74,7 @@ func startFollower(t *testing.T, repl *revalidationRepl) *Server {
 		t.Fatal(err)
 	}
 	s.clientAddr = l.Addr()
-	s.goTracked(func() { s.Serve(l) })
+	s.goTracked("zk-listener", func() { s.Serve(l) })
 	t.Cleanup(func() { s.Close() })
 	return s
 }

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkafka/zkafka/internal/accept"
+	"github.com/zkafka/zkafka/internal/tracked"
 	"github.com/zkafka/zkafka/store/znode"
 )
 
@@ -69,8 +71,8 @@ type Server struct {
 		listeners []net.Listener
 		closed    bool
 	}
-	wg   sync.WaitGroup
-	done chan struct{}
+	goroutines tracked.Group
+	done       chan struct{}
 
 	// applyMu makes a txn's apply and its watch events one step for the
 	// reads: Apply holds it from the tree's update to the last event
@@ -106,19 +108,11 @@ func newServer(cfg Config, log *slog.Logger, tree *znode.Tree) *Server {
 // Tree returns the current data tree (for tests and tools).
 func (s *Server) Tree() *znode.Tree { return s.tree.Load() }
 
-// go starts a tracked goroutine; it refuses once shutdown has begun.
-func (s *Server) goTracked(f func()) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.mu.closed {
-		return false
-	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		f()
-	}()
-	return true
+// goTracked starts f in one of the server's tracked goroutines (labelled
+// name for pprof, waited for by Shutdown); it refuses once shutdown has
+// begun.
+func (s *Server) goTracked(name string, f func()) bool {
+	return s.goroutines.Go(name, f)
 }
 
 // Serve accepts client connections on l until Shutdown. It always returns a
@@ -131,27 +125,11 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 	s.mu.listeners = append(s.mu.listeners, l)
 	s.mu.Unlock()
-	var backoff time.Duration
-	for {
-		nc, err := l.Accept()
-		if err != nil {
-			select {
-			case <-s.done:
-				return ErrServerClosed
-			default:
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, errTooManyFiles) {
-				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				s.log.Warn("accept failed; retrying", "err", err, "backoff", backoff)
-				time.Sleep(backoff)
-				continue
-			}
-			return err
-		}
-		backoff = 0
-		s.accept(nc)
+	err := accept.Loop(l, s.done, s.log, "zookeeper clients", s.accept)
+	if err == accept.ErrClosed {
+		return ErrServerClosed
 	}
+	return err
 }
 
 // accept registers a new connection and starts its goroutines.
@@ -172,12 +150,12 @@ func (s *Server) accept(nc net.Conn) {
 	c := newConn(s, nc)
 	s.mu.conns[c] = struct{}{}
 	s.mu.perIP[ip]++
-	s.wg.Add(1)
 	s.mu.Unlock()
-	go func() {
-		defer s.wg.Done()
-		c.serve()
-	}()
+	if !s.goTracked("zk-conn", c.serve) {
+		// Shutdown began since c was registered: nobody will serve it.
+		s.removeConn(c)
+		nc.Close()
+	}
 }
 
 // removeConn forgets a closed connection.
@@ -236,6 +214,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	s.mu.closed = true
+	s.goroutines.Close()
 	close(s.done)
 	for _, l := range s.mu.listeners {
 		l.Close()
@@ -248,14 +227,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, c := range conns {
 		c.close("server shutting down")
 	}
-	waited := make(chan struct{})
-	go func() { s.wg.Wait(); close(waited) }()
-	var err error
-	select {
-	case <-waited:
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
+	err := s.goroutines.Wait(ctx)
 	if s.repl != nil {
 		if stopErr := s.repl.Stop(); err == nil {
 			err = stopErr

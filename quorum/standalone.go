@@ -67,7 +67,7 @@ func start(cfg Config, log *slog.Logger, l net.Listener, opts startOptions) (*Se
 			return nil, err
 		}
 		s.repl = repl
-		s.goTracked(s.watchEnsemble)
+		s.goTracked("zk-ensemble", s.watchEnsemble)
 	} else {
 		var err error
 		if repl, err = startRaft(s, raftDir, opts.logFS); err != nil {
@@ -79,11 +79,11 @@ func start(cfg Config, log *slog.Logger, l net.Listener, opts startOptions) (*Se
 			return nil, fmt.Errorf("catching up the log: %w", err)
 		}
 	}
-	s.goTracked(func() { s.watchNode(repl.node) })
+	s.goTracked("zk-failstop", func() { s.watchNode(repl.node) })
 	s.trackRestoredSessions()
-	s.goTracked(s.expireSessions)
-	s.goTracked(s.reapContainers)
-	s.goTracked(func() {
+	s.goTracked("zk-expiry", s.expireSessions)
+	s.goTracked("zk-reaper", s.reapContainers)
+	s.goTracked("zk-listener", func() {
 		if err := s.Serve(l); err != nil && err != ErrServerClosed {
 			log.Error("client listener stopped", "err", err)
 		}

@@ -68,7 +68,7 @@ func startLeaderless(t *testing.T, tick time.Duration) (*Server, *leaderlessRepl
 		t.Fatal(err)
 	}
 	s.clientAddr = l.Addr()
-	s.goTracked(func() { s.Serve(l) })
+	s.goTracked("zk-listener", func() { s.Serve(l) })
 	t.Cleanup(func() { s.Close() })
 	return s, repl
 }

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -13,31 +11,40 @@ import (
 	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
-	"google.golang.org/protobuf/proto"
+
+	"github.com/zkafka/zkafka/internal/tracked"
 )
 
 // The peer transport carries raft messages (and session activity) between
 // the servers of an ensemble over TCP, on each server's peerPort. Every
 // server dials every other one and uses that connection only to send; it
-// only reads from the connections others dial to it. On the wire:
+// only reads from the connections others dial to it. On the wire, a hello
+// and then frames (peerframe.go):
 //
 //	hello:  "ZKRP" | version (1) | sender's myid (8)
 //	frame:  length (4, of what follows) | kind (1) | body
-//	        kind 1: a marshalled raftpb.Message
-//	        kind 2: session activity: count (4) | count × (session (8) | timeout ms (4))
 //
 // Each peer has one bounded send queue and one sender goroutine; Send never
 // blocks: when the queue is full the message is dropped and raft is told
 // the peer is unreachable (raft retries). A sender that cannot connect
 // retries with backoff (50 ms doubling to 1 s), dropping what was queued
 // meanwhile.
+//
+// The peer port is open to anyone who can reach it, so the receiving side
+// (transport_inbound.go) trusts nothing before the hello names a server.N
+// id: a connection must send its hello within peerHelloTimeout, at most
+// maxPendingPeers connections may be waiting to (the oldest is dropped for
+// a new one), a hello naming an id outside server.N is refused (logged
+// once, then counted), a peer has at most maxConnsPerPeer connections, and
+// frames are bounded (peerLimits). The hello is not authentication: as in
+// ZooKeeper without quorum SASL, whoever names a server's id is taken for
+// it. zkafka does not listen on server.N's election port at all (raft
+// elects over these connections), so the kernel refuses connections there.
 const (
 	peerMagic      = "ZKRP"
 	peerVersion    = 1
-	frameRaft      = 1
-	frameSessions  = 2
+	peerHelloLen   = len(peerMagic) + 1 + 8
 	peerQueueLen   = 4096
-	maxPeerFrame   = 1 << 30 // a MsgSnap carries a whole snapshot
 	peerDialMin    = 50 * time.Millisecond
 	peerDialMax    = time.Second
 	peerWriteLimit = 10 * time.Second
@@ -64,21 +71,30 @@ type peerItem struct {
 
 // peerTransport implements raftnode.Transport over TCP.
 type peerTransport struct {
-	self  uint64
-	log   *slog.Logger
-	dial  func(ctx context.Context, network, addr string) (net.Conn, error)
-	node  peerNode                // set before the listener starts
-	onSes func(ts []sessionTouch) // session activity from another server
-	peers map[uint64]*peerSender  // by myid; read-only after newPeerTransport
-	addrs map[uint64]string       // peer address by myid
-	stop  chan struct{}
-	wg    sync.WaitGroup
+	self   uint64
+	log    *slog.Logger
+	dial   func(ctx context.Context, network, addr string) (net.Conn, error)
+	node   peerNode                // set before the listener starts
+	onSes  func(ts []sessionTouch) // session activity from another server
+	peers  map[uint64]*peerSender  // by myid; read-only after newPeerTransport
+	addrs  map[uint64]string       // peer address by myid: the ids of server.N
+	limits peerLimits
+	stop   chan struct{}
+	// goroutines are the listener, the senders and the inbound readers.
+	goroutines tracked.Group
+	// refused logs refused connections and frames once per reason.
+	refused refusalLog
 
 	mu struct {
 		sync.Mutex
-		inbound map[net.Conn]struct{}
-		l       net.Listener
-		closed  bool
+		// pending are the inbound connections that have not sent their
+		// hello, oldest first. Invariant: len(pending) <= maxPendingPeers.
+		pending []*inboundPeer
+		// byPeer are the inbound connections past their hello, oldest
+		// first. Invariant: len(byPeer[id]) <= maxConnsPerPeer.
+		byPeer map[uint64][]*inboundPeer
+		l      net.Listener
+		closed bool
 	}
 }
 
@@ -90,11 +106,12 @@ type peerSender struct {
 	queue chan peerItem
 }
 
-func newPeerTransport(self uint64, addrs map[uint64]string, log *slog.Logger) *peerTransport {
-	t := &peerTransport{self: self, log: log, addrs: addrs, peers: map[uint64]*peerSender{}, stop: make(chan struct{})}
+func newPeerTransport(self uint64, addrs map[uint64]string, limits peerLimits, log *slog.Logger) *peerTransport {
+	t := &peerTransport{self: self, log: log, addrs: addrs, limits: limits, peers: map[uint64]*peerSender{}, stop: make(chan struct{})}
+	t.refused.log = log
 	d := &net.Dialer{Timeout: time.Second, KeepAlive: 5 * time.Second}
 	t.dial = d.DialContext
-	t.mu.inbound = map[net.Conn]struct{}{}
+	t.mu.byPeer = map[uint64][]*inboundPeer{}
 	for id, addr := range addrs {
 		if id == self {
 			continue
@@ -109,17 +126,9 @@ func (t *peerTransport) start(l net.Listener) {
 	t.mu.Lock()
 	t.mu.l = l
 	t.mu.Unlock()
-	t.wg.Add(1)
-	go func() {
-		defer t.wg.Done()
-		t.accept(l)
-	}()
+	t.goroutines.Go("zk-peer-listener", func() { t.accept(l) })
 	for _, p := range t.peers {
-		t.wg.Add(1)
-		go func() {
-			defer t.wg.Done()
-			p.run()
-		}()
+		t.goroutines.Go("zk-peer-sender", p.run)
 	}
 }
 
@@ -131,15 +140,21 @@ func (t *peerTransport) close() {
 		return
 	}
 	t.mu.closed = true
+	t.goroutines.Close()
 	close(t.stop)
 	if t.mu.l != nil {
 		t.mu.l.Close()
 	}
-	for c := range t.mu.inbound {
-		c.Close()
+	for _, in := range t.mu.pending {
+		in.nc.Close()
+	}
+	for _, ins := range t.mu.byPeer {
+		for _, in := range ins {
+			in.nc.Close()
+		}
 	}
 	t.mu.Unlock()
-	t.wg.Wait()
+	t.goroutines.Wait(context.Background())
 }
 
 // Send implements raftnode.Transport: it queues each message for its peer
@@ -158,19 +173,23 @@ func (t *peerTransport) Send(msgs []*raftpb.Message) {
 	}
 }
 
-// sendTouches queues a batch of session activity for peer id; it reports
-// false if the batch was dropped.
+// sendTouches queues a batch of session activity for peer id, in as many
+// frames as the frame limit needs; it reports false if any was dropped.
 func (t *peerTransport) sendTouches(id uint64, ts []sessionTouch) bool {
 	p := t.peers[id]
 	if p == nil || len(ts) == 0 {
 		return false
 	}
-	select {
-	case p.queue <- peerItem{touches: ts}:
-		return true
-	default:
-		return false
+	for len(ts) > 0 {
+		n := min(len(ts), t.limits.maxTouches())
+		select {
+		case p.queue <- peerItem{touches: ts[:n]}:
+		default:
+			return false
+		}
+		ts = ts[n:]
 	}
+	return true
 }
 
 // dropped tells raft about a message that did not leave.
@@ -246,10 +265,12 @@ func (p *peerSender) write(nc net.Conn) {
 	// A peer that goes away without closing is noticed by the writes'
 	// deadline; reading the (never written) other direction notices a close.
 	closed := make(chan struct{})
-	go func() {
+	if !p.t.goroutines.Go("zk-peer-sender-eof", func() {
 		io.Copy(io.Discard, nc)
 		close(closed)
-	}()
+	}) {
+		return
+	}
 	bw := bufio.NewWriterSize(nc, 256<<10)
 	hello := append([]byte(peerMagic), peerVersion)
 	hello = binary.BigEndian.AppendUint64(hello, p.t.self)
@@ -278,16 +299,28 @@ func (p *peerSender) write(nc net.Conn) {
 			return
 		}
 		buf = appendPeerFrame(buf[:0], it)
-		nc.SetWriteDeadline(time.Now().Add(peerWriteLimit))
-		if _, err := bw.Write(buf); err != nil {
+		if err := p.t.limits.checkOutgoing(buf, it); err != nil {
+			// The peer would refuse it; raft will try again (a snapshot
+			// retried keeps failing until the limit is raised).
+			p.t.refused.note("message too large for a peer", "peer", p.id, "err", err)
 			if it.msg != nil {
 				p.t.dropped(p.id, it.msg)
 			}
-			flush()
-			return
+		} else {
+			nc.SetWriteDeadline(time.Now().Add(peerWriteLimit))
+			if _, err := bw.Write(buf); err != nil {
+				if it.msg != nil {
+					p.t.dropped(p.id, it.msg)
+				}
+				flush()
+				return
+			}
+			if it.msg != nil && it.msg.GetType() == raftpb.MsgSnap {
+				snaps = append(snaps, it.msg)
+			}
 		}
-		if it.msg != nil && it.msg.GetType() == raftpb.MsgSnap {
-			snaps = append(snaps, it.msg)
+		if cap(buf) > peerChunk {
+			buf = nil // a snapshot's buffer is not kept for the small frames
 		}
 		if len(p.queue) == 0 {
 			if err := flush(); err != nil {
@@ -296,155 +329,4 @@ func (p *peerSender) write(nc net.Conn) {
 			}
 		}
 	}
-}
-
-func appendPeerFrame(dst []byte, it peerItem) []byte {
-	dst = append(dst, 0, 0, 0, 0)
-	if it.msg != nil {
-		dst = append(dst, frameRaft)
-		var err error
-		dst, err = proto.MarshalOptions{}.MarshalAppend(dst, it.msg)
-		if err != nil {
-			panic(fmt.Sprintf("quorum: marshal raft message: %v", err))
-		}
-	} else {
-		dst = append(dst, frameSessions)
-		dst = binary.BigEndian.AppendUint32(dst, uint32(len(it.touches)))
-		for _, ts := range it.touches {
-			dst = binary.BigEndian.AppendUint64(dst, uint64(ts.id))
-			dst = binary.BigEndian.AppendUint32(dst, uint32(ts.timeout/time.Millisecond))
-		}
-	}
-	binary.BigEndian.PutUint32(dst, uint32(len(dst)-4))
-	return dst
-}
-
-// accept takes connections from peers until the listener closes.
-func (t *peerTransport) accept(l net.Listener) {
-	for {
-		nc, err := l.Accept()
-		if err != nil {
-			select {
-			case <-t.stop:
-				return
-			default:
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, errTooManyFiles) {
-				time.Sleep(50 * time.Millisecond)
-				continue
-			}
-			t.log.Error("peer listener stopped", "err", err)
-			return
-		}
-		t.mu.Lock()
-		if t.mu.closed {
-			t.mu.Unlock()
-			nc.Close()
-			return
-		}
-		t.mu.inbound[nc] = struct{}{}
-		t.wg.Add(1)
-		t.mu.Unlock()
-		go func() {
-			defer t.wg.Done()
-			t.receive(nc)
-			t.mu.Lock()
-			delete(t.mu.inbound, nc)
-			t.mu.Unlock()
-			nc.Close()
-		}()
-	}
-}
-
-// receive reads the hello and then frames from one peer.
-func (t *peerTransport) receive(nc net.Conn) {
-	defer func() {
-		if r := recover(); r != nil {
-			t.log.Error("panic reading from a peer; connection closed", "panic", r)
-		}
-	}()
-	br := bufio.NewReaderSize(nc, 256<<10)
-	var hello [len(peerMagic) + 1 + 8]byte
-	nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if _, err := io.ReadFull(br, hello[:]); err != nil {
-		return
-	}
-	nc.SetReadDeadline(time.Time{})
-	if string(hello[:4]) != peerMagic || hello[4] != peerVersion {
-		t.log.Warn("not a zkafka peer; closing", "remote", nc.RemoteAddr().String())
-		return
-	}
-	from := binary.BigEndian.Uint64(hello[5:])
-	if _, ok := t.addrs[from]; !ok || from == t.self {
-		t.log.Warn("connection from an unknown peer; closing", "remote", nc.RemoteAddr().String(), "id", from)
-		return
-	}
-	var hdr [4]byte
-	var buf []byte
-	for {
-		if _, err := io.ReadFull(br, hdr[:]); err != nil {
-			return
-		}
-		n := binary.BigEndian.Uint32(hdr[:])
-		if n < 1 || n > maxPeerFrame {
-			t.log.Warn("bad frame length from a peer; closing", "peer", from, "len", n)
-			return
-		}
-		if cap(buf) < int(n) {
-			buf = make([]byte, n)
-		}
-		buf = buf[:n]
-		if _, err := io.ReadFull(br, buf); err != nil {
-			return
-		}
-		switch buf[0] {
-		case frameRaft:
-			m := &raftpb.Message{}
-			if err := proto.Unmarshal(buf[1:], m); err != nil {
-				t.log.Warn("undecodable raft message from a peer; closing", "peer", from, "err", err)
-				return
-			}
-			if m.GetFrom() != from {
-				t.log.Warn("raft message with a wrong sender; closing", "peer", from, "from", m.GetFrom())
-				return
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			err := t.node.Step(ctx, m)
-			cancel()
-			if err != nil {
-				t.log.Debug("raft message not taken", "peer", from, "type", m.GetType().String(), "err", err)
-			}
-		case frameSessions:
-			ts, ok := decodeTouches(buf[1:])
-			if !ok {
-				t.log.Warn("bad session frame from a peer; closing", "peer", from)
-				return
-			}
-			if t.onSes != nil {
-				t.onSes(ts)
-			}
-		default:
-			t.log.Warn("unknown frame kind from a peer; closing", "peer", from, "kind", buf[0])
-			return
-		}
-	}
-}
-
-func decodeTouches(b []byte) ([]sessionTouch, bool) {
-	if len(b) < 4 {
-		return nil, false
-	}
-	n := int(binary.BigEndian.Uint32(b))
-	b = b[4:]
-	if n > len(b)/12 || len(b) != n*12 {
-		return nil, false
-	}
-	out := make([]sessionTouch, n)
-	for i := range out {
-		out[i].id = int64(binary.BigEndian.Uint64(b))
-		out[i].timeout = time.Duration(binary.BigEndian.Uint32(b[8:])) * time.Millisecond
-		b = b[12:]
-	}
-	return out, true
 }

@@ -15,10 +15,12 @@ import (
 // limit (RLIMIT_FSIZE, bytes) it names: a real storage fault, as a write
 // past it fails in the kernel with EFBIG ("file too large") the way a full
 // disk fails one with ENOSPC, and it needs no privilege (a tmpfs would need
-// root).
+// root). With lowFDEnv set, it lowers its descriptor limit once the
+// addresses it names accept (emfile_test.go).
 const (
 	asCommandEnv = "ZKAFKA_TEST_AS_COMMAND"
 	fsizeEnv     = "ZKAFKA_TEST_CHILD_FSIZE"
+	lowFDEnv     = "ZKAFKA_TEST_CHILD_LOW_FDS"
 )
 
 func TestMain(m *testing.M) {
@@ -29,7 +31,8 @@ func TestMain(m *testing.M) {
 }
 
 // commandMain runs the command named by the process's arguments, under the
-// file-size limit fsizeEnv names, if any.
+// file-size limit fsizeEnv names, if any, and with lowFDEnv's descriptor
+// limit.
 func commandMain() int {
 	if limit := os.Getenv(fsizeEnv); limit != "" {
 		n, err := strconv.ParseUint(limit, 10, 64)
@@ -41,6 +44,9 @@ func commandMain() int {
 			fmt.Fprintln(os.Stderr, "setrlimit:", err)
 			return 3
 		}
+	}
+	if addrs := os.Getenv(lowFDEnv); addrs != "" {
+		go lowerFDLimitOnceUp(addrs)
 	}
 	return runMain(os.Args[1:], os.Stdout, os.Stderr)
 }

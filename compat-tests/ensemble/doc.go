@@ -8,7 +8,9 @@
 // network partitions made by a fault-injecting TCP proxy between the servers
 // (all three checked for linearizability with porcupine), observers and
 // read-only mode, a follower that catches up from the leader's snapshot after
-// the log was compacted, and SessionMoved with two raw connections (the
+// the log was compacted, writes that go on while garbage storms the peer and
+// election ports (storm_test.go: peak RSS bounded, unknown server ids
+// refused), and SessionMoved with two raw connections (the
 // compat build tag runs that scenario against Apache ZooKeeper too).
 //
 // FaultProxy sits between two servers' peer ports: zkafka's peer transport

@@ -111,6 +111,14 @@ func (s *Server) Dir() string { return s.dir }
 // LogPath is the file that receives the process's stdout and stderr.
 func (s *Server) LogPath() string { return s.logPath }
 
+// Pid is the running process's id (0 before the first start).
+func (s *Server) Pid() int {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
 // Running reports whether the process has been started and has not exited.
 func (s *Server) Running() bool {
 	if s.cmd == nil {
