@@ -50,6 +50,11 @@ type Config struct {
 
 	MessageMaxBytes       int32 // message.max.bytes (1048588)
 	SocketRequestMaxBytes int32 // socket.request.max.bytes (100 MiB)
+	// QueuedMaxRequestBytes bounds the request buffers of all connections
+	// together (queued.max.request.bytes; <= 0 = unbounded). zkafka's
+	// default is DefaultQueuedMaxRequestBytes, not Kafka's -1; see
+	// request_budget.go.
+	QueuedMaxRequestBytes int64
 
 	Groups GroupConfig // group.* and offsets.* (group_config.go)
 }
@@ -76,6 +81,7 @@ func DefaultConfig(dataDir string) Config {
 		LogMessageTimestampType:  "CreateTime",
 		MessageMaxBytes:          1048588,
 		SocketRequestMaxBytes:    100 << 20,
+		QueuedMaxRequestBytes:    DefaultQueuedMaxRequestBytes,
 		Groups:                   DefaultGroupConfig(),
 	}
 }
@@ -164,6 +170,8 @@ func ParseProperties(r io.Reader, log *slog.Logger) (Config, error) {
 			err = parseInt32(v, &cfg.MessageMaxBytes)
 		case "socket.request.max.bytes":
 			err = parseInt32(v, &cfg.SocketRequestMaxBytes)
+		case "queued.max.request.bytes":
+			cfg.QueuedMaxRequestBytes, err = strconv.ParseInt(v, 10, 64)
 		default:
 			if ok, gerr := cfg.Groups.parseProperty(k, v); ok {
 				err = gerr
@@ -256,6 +264,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("default.replication.factor must be >= 1")
 	case c.MessageMaxBytes < 0 || c.SocketRequestMaxBytes <= 0:
 		return fmt.Errorf("message.max.bytes and socket.request.max.bytes must be positive")
+	case c.QueuedMaxRequestBytes > 0 && c.QueuedMaxRequestBytes < int64(c.SocketRequestMaxBytes):
+		return fmt.Errorf("queued.max.request.bytes (%d) must be -1 or at least socket.request.max.bytes (%d)", c.QueuedMaxRequestBytes, c.SocketRequestMaxBytes)
 	}
 	for _, l := range append(append([]string(nil), c.Listeners...), c.AdvertisedListeners...) {
 		if _, _, err := parseListener(l); err != nil {
