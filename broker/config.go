@@ -51,9 +51,10 @@ type Config struct {
 	MessageMaxBytes       int32 // message.max.bytes (1048588)
 	SocketRequestMaxBytes int32 // socket.request.max.bytes (100 MiB)
 	// QueuedMaxRequestBytes bounds the request buffers of all connections
-	// together (queued.max.request.bytes; <= 0 = unbounded). zkafka's
-	// default is DefaultQueuedMaxRequestBytes, not Kafka's -1; see
-	// request_budget.go.
+	// together (queued.max.request.bytes; <= 0 = unbounded, else at least
+	// socket.request.max.bytes, as Kafka requires). zkafka's default is
+	// DefaultQueuedMaxRequestBytes (or socket.request.max.bytes if that is
+	// larger and the key is not set), not Kafka's -1; see request_budget.go.
 	QueuedMaxRequestBytes int64
 
 	Groups GroupConfig // group.* and offsets.* (group_config.go)
@@ -113,6 +114,7 @@ func ParseProperties(r io.Reader, log *slog.Logger) (Config, error) {
 		return cfg, err
 	}
 	var retMs, retMin, retHours, rollMs, rollHours string
+	queuedSet := false
 	for _, kv := range props {
 		k, v := kv[0], kv[1]
 		var err error
@@ -172,6 +174,7 @@ func ParseProperties(r io.Reader, log *slog.Logger) (Config, error) {
 			err = parseInt32(v, &cfg.SocketRequestMaxBytes)
 		case "queued.max.request.bytes":
 			cfg.QueuedMaxRequestBytes, err = strconv.ParseInt(v, 10, 64)
+			queuedSet = true
 		default:
 			if ok, gerr := cfg.Groups.parseProperty(k, v); ok {
 				err = gerr
@@ -190,6 +193,9 @@ func ParseProperties(r io.Reader, log *slog.Logger) (Config, error) {
 	}
 	if err := applyRoll(&cfg, rollMs, rollHours); err != nil {
 		return cfg, err
+	}
+	if !queuedSet { // the default bound makes room for a larger socket.request.max.bytes
+		cfg.QueuedMaxRequestBytes = max(cfg.QueuedMaxRequestBytes, int64(cfg.SocketRequestMaxBytes))
 	}
 	return cfg, cfg.validate()
 }
