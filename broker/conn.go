@@ -206,6 +206,9 @@ func (c *conn) awaitRequest(br *bufio.Reader) error {
 		return nil
 	}
 	c.nc.SetReadDeadline(time.Now().Add(keptFrameIdle))
+	if c.stopping.Load() { // Shutdown's deadline may have come just before ours
+		return os.ErrDeadlineExceeded
+	}
 	_, err := br.Peek(1)
 	if errors.Is(err, os.ErrDeadlineExceeded) && !c.stopping.Load() {
 		c.dropBuffer()

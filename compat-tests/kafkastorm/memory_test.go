@@ -25,6 +25,9 @@ const (
 	minRecords   = 500 // produced even if the storm ends sooner
 	produceEvery = 20 * time.Millisecond
 	clientLimit  = 3 * time.Minute
+	// maxProduceWait is a generous bound on one produce request during
+	// the storm: a producer made to wait for the storm's end fails it.
+	maxProduceWait = 20 * time.Second
 )
 
 func TestStormMemoryBoundedGoodClientsServed(t *testing.T) {
@@ -61,8 +64,13 @@ func TestStormMemoryBoundedGoodClientsServed(t *testing.T) {
 	if !s.running() {
 		t.Fatalf("zkafka run exited during the storm:\n%s", s.tail())
 	}
+	t.Logf("broker log: %d oversize prefixes, %d connections evicted by the request budget",
+		s.countLog("request size out of bounds"), s.countLog("request memory exhausted"))
 	if prod.err != nil {
 		t.Errorf("producer: %v", prod.err)
+	}
+	if prod.slowest > maxProduceWait {
+		t.Errorf("a produce request took %v during the storm, want <= %v", prod.slowest, maxProduceWait)
 	}
 	if cons.err != nil {
 		t.Errorf("consumer during the storm: %v", cons.err)

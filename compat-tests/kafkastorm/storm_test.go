@@ -86,7 +86,7 @@ func sendBig(addr string, size uint32, st *stormStats) int64 {
 	}
 	defer c.Close()
 	st.big.Add(1)
-	c.SetWriteDeadline(time.Now().Add(15 * time.Second))
+	c.SetWriteDeadline(time.Now().Add(8 * time.Second)) // the broker may push back
 	if _, err := c.Write(binary.BigEndian.AppendUint32(nil, size)); err != nil {
 		return 0
 	}
