@@ -18,6 +18,10 @@ import (
 // storm, with the default configuration.
 const maxPeakRSS = 300 * 1000 * 1000
 
+// maxSettledRSS bounds the broker's resident memory once the storm is
+// over and its buffers have been idle long enough to be given back.
+const maxSettledRSS = 100 * 1000 * 1000
+
 const (
 	topic        = "good"
 	valueBytes   = 8 << 10
@@ -80,6 +84,17 @@ func TestStormMemoryBoundedGoodClientsServed(t *testing.T) {
 	}
 	if n := s.countLog("closing connection", strconv.Itoa(maxRequestBytes+1)); n == 0 {
 		t.Errorf("no log line names the oversize request size %d:\n%s", maxRequestBytes+1, s.tail())
+	}
+	// The buffers go back: once the connections are idle, resident memory
+	// falls back towards where it started.
+	settled, deadline := s.rss(), time.Now().Add(30*time.Second)
+	for settled > maxSettledRSS && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		settled = s.rss()
+	}
+	t.Logf("broker RSS after the storm, settled: %.1f MB", float64(settled)/1e6)
+	if settled > maxSettledRSS {
+		t.Errorf("broker RSS %.1f MB 30 s after the storm, want <= %d MB", float64(settled)/1e6, maxSettledRSS/1000000)
 	}
 	// Nothing in the log damaged: read everything again from the start.
 	again := consumeAll(t, s.kafkaAddr, prod.records)

@@ -114,22 +114,28 @@ func (s *server) running() bool {
 }
 
 // peakRSS is the process's peak resident set size (VmHWM), in bytes.
-func (s *server) peakRSS() int64 {
+func (s *server) peakRSS() int64 { return s.status("VmHWM:") }
+
+// rss is the process's resident set size now (VmRSS), in bytes.
+func (s *server) rss() int64 { return s.status("VmRSS:") }
+
+// status reads a kB field of /proc/PID/status, in bytes.
+func (s *server) status(field string) int64 {
 	s.t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
 	if err != nil {
 		s.t.Fatal(err)
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(line, field); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 			if err != nil {
-				s.t.Fatalf("VmHWM %q: %v", rest, err)
+				s.t.Fatalf("%s %q: %v", field, rest, err)
 			}
 			return kb << 10
 		}
 	}
-	s.t.Fatal("no VmHWM in /proc/PID/status")
+	s.t.Fatalf("no %s in /proc/PID/status", field)
 	return 0
 }
 
