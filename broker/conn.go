@@ -186,12 +186,18 @@ func (c *conn) readRequest(br *bufio.Reader) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.acct.beginFrame()
+	// Only a connection with a charged buffer is known to the budget (a
+	// take marks it as reading too), so small requests on the base buffer
+	// never touch the budget's lock.
+	kept := charged(cap(c.buf))
+	if kept {
+		c.acct.beginFrame()
+	}
 	frame, err := kproto.ReadFrameBody(br, c.buf, n, c.growBuffer)
 	if err != nil {
 		return nil, err
 	}
-	if !c.acct.endFrame() {
+	if (kept || charged(cap(c.buf))) && !c.acct.endFrame() {
 		return nil, errBudgetEvicted
 	}
 	return frame, nil

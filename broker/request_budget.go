@@ -149,7 +149,8 @@ func charged(n int) bool { return n > baseFrameBytes }
 // take returns an empty buffer of capacity at least n, charged to the
 // account: a pooled one, or a new one once n fits in the limit. It waits
 // until then, or until done is closed (errConnClosing) or the account is
-// evicted (errBudgetEvicted).
+// evicted (errBudgetEvicted). A connection takes while it reads a request,
+// so take marks the account as reading (as beginFrame does).
 func (a *budgetAccount) take(n int, done <-chan struct{}) ([]byte, error) {
 	b := a.b
 	if !b.bounded() || !charged(n) {
@@ -160,6 +161,7 @@ func (a *budgetAccount) take(n int, done <-chan struct{}) ([]byte, error) {
 		b.mu.Unlock()
 		return nil, errBudgetEvicted
 	}
+	a.reading = true
 	var g grant
 	var ok bool
 	if len(b.mu.wait) == 0 {
