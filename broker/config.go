@@ -52,6 +52,12 @@ type Config struct {
 
 	MessageMaxBytes       int32 // message.max.bytes (1048588)
 	SocketRequestMaxBytes int32 // socket.request.max.bytes (100 MiB)
+	// QueuedMaxRequestBytes bounds the request buffers of all connections
+	// together (queued.max.request.bytes; <= 0 = unbounded, else at least
+	// socket.request.max.bytes, as Kafka requires). zkafka's default is
+	// DefaultQueuedMaxRequestBytes (or socket.request.max.bytes if that is
+	// larger and the key is not set), not Kafka's -1; see request_budget.go.
+	QueuedMaxRequestBytes int64
 
 	Groups GroupConfig // group.* and offsets.* (group_config.go)
 
@@ -83,6 +89,7 @@ func DefaultConfig(dataDir string) Config {
 		LogMessageTimestampType:  "CreateTime",
 		MessageMaxBytes:          1048588,
 		SocketRequestMaxBytes:    100 << 20,
+		QueuedMaxRequestBytes:    DefaultQueuedMaxRequestBytes,
 		Groups:                   DefaultGroupConfig(),
 	}
 }
@@ -169,6 +176,8 @@ func ParseProperties(r io.Reader, log *slog.Logger) (Config, error) {
 			err = intIn(v, 0, math.MaxInt32, &cfg.MessageMaxBytes)
 		case "socket.request.max.bytes":
 			err = intIn(v, 1, math.MaxInt32, &cfg.SocketRequestMaxBytes)
+		case "queued.max.request.bytes":
+			err = intIn(v, math.MinInt64, math.MaxInt64, &cfg.QueuedMaxRequestBytes)
 		default:
 			err = applyOtherProperty(&cfg, p, log)
 		}
@@ -179,6 +188,12 @@ func ParseProperties(r io.Reader, log *slog.Logger) (Config, error) {
 	}
 	if err := rel.apply(&cfg); err != nil {
 		return cfg, err
+	}
+	if q, set := rel.seen["queued.max.request.bytes"]; !set {
+		// The default bound makes room for a larger socket.request.max.bytes.
+		cfg.QueuedMaxRequestBytes = max(cfg.QueuedMaxRequestBytes, int64(cfg.SocketRequestMaxBytes))
+	} else if cfg.QueuedMaxRequestBytes > 0 && cfg.QueuedMaxRequestBytes < int64(cfg.SocketRequestMaxBytes) {
+		return cfg, q.Bad(fmt.Sprintf("must be <= 0 (unbounded) or at least socket.request.max.bytes (%d)", cfg.SocketRequestMaxBytes))
 	}
 	return cfg, cfg.validate()
 }
@@ -239,6 +254,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("default.replication.factor must be >= 1")
 	case c.MessageMaxBytes < 0 || c.SocketRequestMaxBytes <= 0:
 		return fmt.Errorf("message.max.bytes and socket.request.max.bytes must be positive")
+	case c.QueuedMaxRequestBytes > 0 && c.QueuedMaxRequestBytes < int64(c.SocketRequestMaxBytes):
+		return fmt.Errorf("queued.max.request.bytes (%d) must be <= 0 or at least socket.request.max.bytes (%d)", c.QueuedMaxRequestBytes, c.SocketRequestMaxBytes)
 	}
 	for _, l := range append(append([]string(nil), c.Listeners...), c.AdvertisedListeners...) {
 		if _, _, err := parseListener(l); err != nil {

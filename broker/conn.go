@@ -35,6 +35,16 @@ type conn struct {
 	// writerGone is closed when the writer failed; the reader stops.
 	writerGone chan struct{}
 	writerErr  atomic.Bool
+	// stopping is set by stopReading before it sets the read deadline, so
+	// that the reader, which moves its own deadline while idle, cannot
+	// undo a Shutdown (see awaitRequest).
+	stopping atomic.Bool
+
+	// The request buffer (reader goroutine only): buf is reused across
+	// requests; acct is the connection's share of the broker's request
+	// budget, which buffers larger than baseFrameBytes come from.
+	buf  []byte
+	acct *budgetAccount
 
 	// Per-connection scratch reused across requests (reader goroutine only).
 	scratch     []byte // decompression buffer for ValidateBatch
@@ -54,10 +64,20 @@ type response struct {
 	ranges []segment.FileRange // ranges[i] fills holes[i]
 }
 
-// maxKeptFrameBytes bounds the request buffer a connection keeps between
-// requests: large enough for the multi-MiB Produce requests producers send
-// (so they are not reallocated each time), small enough not to pin memory.
-const maxKeptFrameBytes = 16 << 20
+// The request buffer of a connection. Every connection keeps a buffer of
+// baseFrameBytes, which small requests (most of them) are read into; it is
+// a fixed cost per connection, like the read buffer, and is not charged to
+// the request budget. A larger request grows the buffer as its bytes
+// arrive (kproto.ReadFrameBody), each step taken from the budget;
+// the grown buffer is kept for the next requests (a producer's requests
+// are much the same size, so they are read with no growth or copy) unless
+// it is over maxKeptFrameBytes, and dropped back to the base size once the
+// connection has been idle for keptFrameIdle.
+const (
+	baseFrameBytes    = 64 << 10
+	maxKeptFrameBytes = 16 << 20
+	keptFrameIdle     = 2 * time.Second
+)
 
 // readBufferBytes is the connection's read buffer (see readLoop).
 const readBufferBytes = 16 << 10
@@ -82,12 +102,25 @@ func (r *response) release() {
 }
 
 func newConn(b *Broker, nc net.Conn) *conn {
-	return &conn{b: b, nc: nc, log: b.log.With("remote", nc.RemoteAddr().String()),
+	c := &conn{b: b, nc: nc, log: b.log.With("remote", nc.RemoteAddr().String()),
 		out: make(chan *response, 16), writerGone: make(chan struct{})}
+	c.acct = b.budget.newAccount(c.evict)
+	return c
 }
 
 // stopReading makes the reader stop before its next request (Shutdown).
-func (c *conn) stopReading() { c.nc.SetReadDeadline(time.Now()) }
+func (c *conn) stopReading() {
+	c.stopping.Store(true)
+	c.nc.SetReadDeadline(time.Now())
+}
+
+// evict is called by the request budget when it takes this connection's
+// bytes back (request_budget.go): the connection is closed.
+func (c *conn) evict() {
+	c.log.Warn("closing connection: request memory exhausted while it was reading a request (queued.max.request.bytes)",
+		"queued_max_request_bytes", c.b.cfg.QueuedMaxRequestBytes)
+	c.nc.Close()
+}
 
 // serve is the reader goroutine.
 func (c *conn) serve() {
@@ -111,9 +144,10 @@ func (c *conn) readLoop() {
 	// a larger frame's body is read straight into the frame buffer, and
 	// only what bufio had already read of it is copied, so keep it small.
 	br := bufio.NewReaderSize(c.nc, readBufferBytes)
-	buf := make([]byte, 0, 64<<10)
+	c.buf = make([]byte, 0, baseFrameBytes)
+	defer func() { c.acct.close(c.buf); c.buf = nil }()
 	for {
-		frame, err := kproto.ReadFrame(br, buf, int(c.b.cfg.SocketRequestMaxBytes))
+		frame, err := c.readRequest(br)
 		if err != nil {
 			c.logReadError(err)
 			return
@@ -136,18 +170,90 @@ func (c *conn) readLoop() {
 				return
 			}
 		}
-		if cap(frame) > maxKeptFrameBytes {
-			frame = make([]byte, 0, 64<<10) // drop an unusually large buffer
+		if cap(c.buf) > maxKeptFrameBytes {
+			c.dropBuffer() // an unusually large request: do not keep its buffer
 		}
-		buf = frame[:0]
 	}
+}
+
+// readRequest waits for the next request and reads its frame into c.buf.
+// The frame is valid until the next call.
+func (c *conn) readRequest(br *bufio.Reader) ([]byte, error) {
+	if err := c.awaitRequest(br); err != nil {
+		return nil, err
+	}
+	n, err := kproto.ReadFrameSize(br, int(c.b.cfg.SocketRequestMaxBytes))
+	if err != nil {
+		return nil, err
+	}
+	// Only a connection with a charged buffer is known to the budget (a
+	// take marks it as reading too), so small requests on the base buffer
+	// never touch the budget's lock.
+	kept := charged(cap(c.buf))
+	if kept {
+		c.acct.beginFrame()
+	}
+	frame, err := kproto.ReadFrameBody(br, c.buf, n, c.growBuffer)
+	if err != nil {
+		return nil, err
+	}
+	if (kept || charged(cap(c.buf))) && !c.acct.endFrame() {
+		return nil, errBudgetEvicted
+	}
+	return frame, nil
+}
+
+// awaitRequest waits until the next request starts. A connection that
+// keeps a buffer larger than the base waits at most keptFrameIdle, then
+// drops it (and waits on without a deadline), so idle connections hold
+// only the base buffer.
+func (c *conn) awaitRequest(br *bufio.Reader) error {
+	if cap(c.buf) <= baseFrameBytes || br.Buffered() > 0 {
+		return nil
+	}
+	c.nc.SetReadDeadline(time.Now().Add(keptFrameIdle))
+	if c.stopping.Load() { // Shutdown's deadline may have come just before ours
+		return os.ErrDeadlineExceeded
+	}
+	_, err := br.Peek(1)
+	if errors.Is(err, os.ErrDeadlineExceeded) && !c.stopping.Load() {
+		c.dropBuffer()
+		err = nil
+	}
+	c.nc.SetReadDeadline(time.Time{})
+	if c.stopping.Load() {
+		return os.ErrDeadlineExceeded // Shutdown: stop before the next request
+	}
+	return err
+}
+
+// growBuffer is the kproto.GrowFunc of the connection: it takes the larger
+// buffer from the request budget (waiting, and so reading nothing more,
+// until it is granted), copies, and gives the old one back.
+func (c *conn) growBuffer(buf []byte, want int) ([]byte, error) {
+	nb, err := c.acct.take(want, c.b.done)
+	if err != nil {
+		return buf, err
+	}
+	nb = nb[:len(buf)]
+	copy(nb, buf)
+	c.acct.put(buf)
+	c.buf = nb
+	return nb, nil
+}
+
+// dropBuffer goes back to a base-size buffer.
+func (c *conn) dropBuffer() {
+	c.acct.put(c.buf)
+	c.buf = make([]byte, 0, baseFrameBytes)
 }
 
 func (c *conn) logReadError(err error) {
 	var fse *kproto.FrameSizeError
 	switch {
 	case errors.As(err, &fse):
-		c.log.Warn("closing connection: request size out of bounds", "err", err)
+		c.log.Warn("closing connection: request size out of bounds", "size", fse.Size, "socket_request_max_bytes", fse.Max, "err", err)
+	case errors.Is(err, errBudgetEvicted), errors.Is(err, errConnClosing): // evict logged it; Shutdown
 	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed), errors.Is(err, os.ErrDeadlineExceeded):
 	default:
 		c.log.Debug("connection read ended", "err", err)

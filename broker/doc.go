@@ -20,6 +20,7 @@
 //	registry.go     the registry, dispatch rules, ApiVersions' table
 //	server.go       Broker, New/Serve/Shutdown, tracked goroutines
 //	conn.go         the per-connection reader and writer, sendfile
+//	request_budget.go  the broker-wide bound on request buffers (queued.max.request.bytes)
 //	partition.go    a partition: segment log, serialized appends, fetch waiters
 //	producers.go    idempotent producer sequence tracking
 //	cluster.go      the metadata cache, loading topics from ZooKeeper
@@ -44,6 +45,19 @@
 // previous response is written. Produce with acks=0 queues nothing.
 // A Fetch that parks in its long poll holds only its own connection.
 //
+// Request memory follows the bytes that arrive, not the size a prefix
+// claims. Each connection keeps a 64 KiB buffer for small requests; a
+// larger request grows it as its bytes arrive (kproto.ReadFrameBody: to
+// twice what was read), each step a buffer taken from the broker's
+// request budget, which bounds all of them together
+// (queued.max.request.bytes, 100 MiB by default; Kafka's default is
+// unbounded). The budget's buffers are anonymous mappings outside the Go
+// heap, pooled for reuse and unmapped when idle. A connection whose next
+// step does not fit waits and reads nothing meanwhile (backpressure); if
+// the budget stays stuck for a second, the connection reading a request
+// with the most bytes is closed. A grown buffer is kept for the next
+// requests (up to 16 MiB) and given back after 2 s idle.
+//
 //	client ──► reader: ReadFrame ─ ParseRequestHeader ─ dispatch ─ handler ──► out chan ──► writer ──► client
 //	                                                                     (*response: buf + holes + FileRanges)
 //
@@ -54,7 +68,8 @@
 // socket), so record bytes never pass through user space on the fetch
 // path (copiedRecordBytes counts any fallback copy; tests assert 0).
 //
-// Closing rules: a frame with a negative or oversized size, a truncated
+// Closing rules: a frame with a negative or oversized size (the log line
+// names the size and socket.request.max.bytes), a truncated
 // header, an unknown API key, a version outside a key's range (except
 // ApiVersions, which gets the v0-shaped UNSUPPORTED_VERSION reply and
 // stays open), an undecodable body, or a failed acks=0 produce closes

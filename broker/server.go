@@ -40,6 +40,9 @@ type Broker struct {
 	// groups is the group coordinator (group_coordinator.go).
 	groups *coordinator
 
+	// budget bounds the request buffers of all connections together.
+	budget *requestBudget
+
 	registerOnce sync.Once
 	registered   chan struct{} // closed once /brokers/ids/{id} exists
 
@@ -79,6 +82,7 @@ func New(cfg Config, log *slog.Logger) (*Broker, error) {
 		registered: make(chan struct{}), done: make(chan struct{})}
 	b.mu.listeners = map[net.Listener]struct{}{}
 	b.mu.conns = map[*conn]struct{}{}
+	b.budget = newRequestBudget(cfg.QueuedMaxRequestBytes, budgetPatience)
 	b.cluster.init()
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.ZooKeeperSessionTimeout)
 	defer cancel()

@@ -7,9 +7,12 @@
 //
 // Every request and response is a frame: a big-endian int32 size followed by
 // that many bytes. Requests are read with ReadFrame (one reusable buffer per
-// connection, capped by socket.request.max.bytes, DefaultMaxRequestBytes);
-// a negative or oversize size is an error before anything is allocated, and
-// the connection must then be closed.
+// connection, capped by socket.request.max.bytes, DefaultMaxRequestBytes),
+// or with ReadFrameSize and ReadFrameBody, whose GrowFunc lets the caller
+// charge each growth of the buffer to a memory budget; a negative or
+// oversize size is an error before anything is allocated, and the
+// connection must then be closed. The buffer grows with the bytes that
+// arrive, never on the size's word.
 //
 //	request:
 //	+----------+---------+-------------+----------------+-----------------+------+------+

@@ -26,15 +26,10 @@ func (e *FrameSizeError) Error() string {
 	return fmt.Sprintf("kproto: request size %d is larger than the limit %d (socket.request.max.bytes)", e.Size, e.Max)
 }
 
-// frameGrowStep bounds how much ReadFrame allocates ahead of the bytes that
-// actually arrived, so a client that announces a large frame and then stalls
-// costs little memory.
-const frameGrowStep = 1 << 20
-
-// eagerFrameBytes is the largest frame ReadFrame allocates at once from
-// its size prefix alone; a client that announces more and stalls makes the
-// buffer grow only with the bytes that arrive.
-const eagerFrameBytes = 16 << 20
+// frameGrowStep is the least a frame buffer grows to; past it, it doubles
+// with the bytes that arrived, so a client that announces a large frame
+// and then stalls costs at most twice what it sent, or this much.
+const frameGrowStep = 64 << 10
 
 // ReadFrame reads one size-prefixed frame from r and returns its body (the
 // bytes after the 4-byte size). The body is read into buf when it fits, so
@@ -45,40 +40,56 @@ const eagerFrameBytes = 16 << 20
 // A size below 0 or above maxSize returns *FrameSizeError before anything more is
 // read or allocated. io.EOF is returned only for a clean close between frames;
 // a close inside a frame returns io.ErrUnexpectedEOF.
+//
+// ReadFrame is ReadFrameSize then ReadFrameBody with a nil GrowFunc.
 func ReadFrame(r *bufio.Reader, buf []byte, maxSize int) ([]byte, error) {
+	n, err := ReadFrameSize(r, maxSize)
+	if err != nil {
+		return buf[:0], err
+	}
+	return ReadFrameBody(r, buf, n, nil)
+}
+
+// ReadFrameSize reads a frame's 4-byte size prefix and checks it: a size
+// below 0 or above maxSize returns *FrameSizeError, and the connection must
+// be closed. io.EOF means a clean close before the prefix.
+func ReadFrameSize(r *bufio.Reader, maxSize int) (int, error) {
 	var sizeBuf [4]byte
 	if _, err := io.ReadFull(r, sizeBuf[:]); err != nil {
-		return buf[:0], err
+		return 0, err // io.EOF between frames, io.ErrUnexpectedEOF inside the prefix
 	}
 	size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
 	if size < 0 || int64(size) > int64(maxSize) {
-		return buf[:0], &FrameSizeError{Size: size, Max: maxSize}
+		return 0, &FrameSizeError{Size: size, Max: maxSize}
 	}
-	n := int(size)
-	if n <= cap(buf) {
-		buf = buf[:n]
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return buf[:0], unexpected(err)
-		}
-		return buf, nil
+	return int(size), nil
+}
+
+// A GrowFunc returns a buffer with buf's bytes (its length) and a capacity
+// of at least want; ReadFrameBody calls it when the body outgrows buf.
+// A connection uses it to charge the growth to a memory budget first; an
+// error ends the read.
+type GrowFunc func(buf []byte, want int) ([]byte, error)
+
+// ReadFrameBody reads a frame body of n bytes (the size ReadFrameSize
+// returned) into buf. When buf is too small the buffer grows as the bytes
+// arrive, never ahead of them on the size's word: to twice what has been
+// read (at least frameGrowStep), up to n. So the memory a frame costs
+// follows the bytes its client sent, while a connection that keeps its
+// buffer reads its usual request sizes with no growth at all. grow nil
+// allocates a new buffer and copies.
+func ReadFrameBody(r *bufio.Reader, buf []byte, n int, grow GrowFunc) ([]byte, error) {
+	if grow == nil {
+		grow = growCopy
 	}
-	if n <= eagerFrameBytes {
-		// Sizes that real clients send (franz-go packs several MiB of
-		// batches into one Produce) are allocated once, as Kafka does.
-		buf = make([]byte, n)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return buf[:0], unexpected(err)
-		}
-		return buf, nil
-	}
-	// Beyond that, grow as the bytes arrive rather than trusting the prefix
-	// up front.
 	buf = buf[:0]
 	for len(buf) < n {
-		want := min(n, max(2*cap(buf), len(buf)+frameGrowStep))
-		if cap(buf) < want {
-			nb := make([]byte, len(buf), want)
-			copy(nb, buf)
+		if len(buf) == cap(buf) {
+			want := min(n, max(2*len(buf), frameGrowStep))
+			nb, err := grow(buf, want)
+			if err != nil {
+				return nb[:0], err
+			}
 			buf = nb
 		}
 		chunk := buf[len(buf):min(n, cap(buf))]
@@ -88,6 +99,13 @@ func ReadFrame(r *bufio.Reader, buf []byte, maxSize int) ([]byte, error) {
 		buf = buf[:len(buf)+len(chunk)]
 	}
 	return buf, nil
+}
+
+// growCopy is the default GrowFunc.
+func growCopy(buf []byte, want int) ([]byte, error) {
+	nb := make([]byte, len(buf), want)
+	copy(nb, buf)
+	return nb, nil
 }
 
 func unexpected(err error) error {

@@ -75,15 +75,54 @@ func TestReadFrameErrors(t *testing.T) {
 		}
 	}
 	// Neither an oversize size nor a large size whose bytes never arrive
-	// makes ReadFrame allocate the announced size.
+	// makes ReadFrame allocate the announced size: not 1.5 GiB, 90 MiB,
+	// nor a size that real produce requests have (16 MiB - 1).
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	for _, in := range [][]byte{{0x7f, 0xff, 0xff, 0xff}, {0x05, 0xff, 0xff, 0xff, 1, 2, 3}} {
+	for _, in := range [][]byte{{0x7f, 0xff, 0xff, 0xff}, {0x05, 0xff, 0xff, 0xff, 1, 2, 3}, {0x00, 0xff, 0xff, 0xff, 1, 2, 3}} {
 		ReadFrame(bufio.NewReader(bytes.NewReader(in)), nil, DefaultMaxRequestBytes)
 	}
 	runtime.ReadMemStats(&after)
-	if grew := after.TotalAlloc - before.TotalAlloc; grew > 2*frameGrowStep {
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
 		t.Fatalf("ReadFrame allocated %d bytes for frames that never arrived", grew)
+	}
+}
+
+// TestReadFrameBodyGrowsWithArrival checks that the buffer grows with the
+// bytes that arrived, never further than twice them (or frameGrowStep),
+// whatever the size announced, and that a GrowFunc error ends the read.
+func TestReadFrameBodyGrowsWithArrival(t *testing.T) {
+	const announced = 90 << 20
+	for _, arrived := range []int{0, 10, frameGrowStep, 3*frameGrowStep + 7, 9 << 20} {
+		body := bytes.Repeat([]byte{7}, arrived)
+		var grown int
+		grow := func(buf []byte, want int) ([]byte, error) {
+			if limit := max(frameGrowStep, 2*len(buf)); want > limit || want > announced || len(buf) > arrived {
+				t.Fatalf("arrived %d: grow to %d with %d read (limit %d)", arrived, want, len(buf), limit)
+			}
+			grown += want - cap(buf)
+			return growCopy(buf, want)
+		}
+		_, err := ReadFrameBody(bufio.NewReader(bytes.NewReader(body)), make([]byte, 0, 64), announced, grow)
+		if err != io.ErrUnexpectedEOF {
+			t.Fatalf("arrived %d: err %v", arrived, err)
+		}
+		if grown > max(frameGrowStep, 2*arrived) {
+			t.Errorf("arrived %d: buffer grew by %d", arrived, grown)
+		}
+	}
+	// A buffer large enough is used as it is.
+	buf := make([]byte, 0, 4<<20)
+	got, err := ReadFrameBody(bufio.NewReader(bytes.NewReader(make([]byte, 3<<20))), buf, 3<<20,
+		func([]byte, int) ([]byte, error) { t.Fatal("grew a buffer that fits"); return nil, nil })
+	if err != nil || &got[0] != &buf[:1][0] {
+		t.Fatalf("fitting frame: err %v, new buffer %v", err, err == nil && &got[0] != &buf[:1][0])
+	}
+	refused := errors.New("no memory")
+	_, err = ReadFrameBody(bufio.NewReader(bytes.NewReader(make([]byte, 2<<20))), nil, 2<<20,
+		func([]byte, int) ([]byte, error) { return nil, refused })
+	if err != refused {
+		t.Fatalf("grow error: got %v", err)
 	}
 }
 
