@@ -126,13 +126,12 @@ func newConn(s *Server, nc net.Conn) *conn {
 	}
 }
 
-func (c *conn) session() int64   { return c.sid.Load() }
 func (c *conn) sessionID() int64 { return c.sid.Load() }
 
 // close ends the connection once; the goroutines notice and exit.
 func (c *conn) close(reason string) {
 	c.once.Do(func() {
-		c.srv.log.Debug("closing client connection", "remote", c.nc.RemoteAddr().String(), "session", fmt.Sprintf("0x%x", c.session()), "reason", reason)
+		c.srv.log.Debug("closing client connection", "remote", c.nc.RemoteAddr().String(), "session", fmt.Sprintf("0x%x", c.sessionID()), "reason", reason)
 		close(c.closed)
 		c.endLife()
 		c.nc.Close()
@@ -217,8 +216,8 @@ func (c *conn) readLoop(br *bufio.Reader) {
 		c.srv.stats.received.Add(1)
 		c.lastActivity.Store(time.Now().UnixNano())
 		if !c.readOnly.Load() {
-			c.srv.tracker.touch(c.session(), time.Now())
-			c.srv.noteActivity(c.session(), c.sessionTimeout)
+			c.srv.tracker.touch(c.sessionID(), time.Now())
+			c.srv.noteActivity(c.sessionID(), c.sessionTimeout)
 		}
 		cl, ok := c.decodeCall(frame)
 		if cl == nil {
@@ -250,7 +249,7 @@ func (c *conn) logReadError(err error) {
 	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
 		return
 	}
-	c.srv.log.Warn("bad frame from client; closing its connection", "remote", c.nc.RemoteAddr().String(), "session", fmt.Sprintf("0x%x", c.session()), "err", err)
+	c.srv.log.Warn("bad frame from client; closing its connection", "remote", c.nc.RemoteAddr().String(), "session", fmt.Sprintf("0x%x", c.sessionID()), "err", err)
 }
 
 // writeLoop answers calls in order and forwards notifications.
@@ -299,7 +298,7 @@ func (c *conn) finish(cl *call, bw *bufio.Writer, out *[]byte) bool {
 		// ZooKeeper's FinalRequestProcessor: SessionMoved is a connection
 		// level error; the connection closes without a reply.
 		c.srv.log.Info("session moved to another server; closing its old connection",
-			"session", fmt.Sprintf("0x%x", c.session()), "remote", c.nc.RemoteAddr().String())
+			"session", fmt.Sprintf("0x%x", c.sessionID()), "remote", c.nc.RemoteAddr().String())
 		bw.Flush()
 		c.close("session moved to another server")
 		return false
@@ -368,7 +367,7 @@ func (c *conn) await(cl *call, bw *bufio.Writer) (proposeResult, bool) {
 			}
 		case <-c.writeLimit.C:
 			c.srv.log.Info("no outcome for a write within the session timeout; closing the connection",
-				"session", fmt.Sprintf("0x%x", c.session()), "timeout", c.sessionTimeout)
+				"session", fmt.Sprintf("0x%x", c.sessionID()), "timeout", c.sessionTimeout)
 			c.close("write outcome not in within the session timeout")
 			return proposeResult{}, false
 		case <-c.closed:
@@ -439,7 +438,7 @@ func (c *conn) notify(typ zkproto.EventType, path string, acl []zkproto.ACL, zxi
 	select {
 	case c.events <- frame:
 	default:
-		c.srv.log.Warn("client does not read its watch notifications; closing", "session", fmt.Sprintf("0x%x", c.session()))
+		c.srv.log.Warn("client does not read its watch notifications; closing", "session", fmt.Sprintf("0x%x", c.sessionID()))
 		c.close("notification queue full")
 	}
 }

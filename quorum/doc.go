@@ -15,23 +15,30 @@
 //
 // # Files
 //
-//	standalone.go   Start and StartWithListener (both modes), Addr, Close
-//	server.go       Server, the replicator seam, the accept loop, the connection registry, Shutdown
-//	raft.go         the replicator over a raftnode.Node; the standalone node's start
-//	ensemble.go     an ensemble member: serving only with a leader, read-only mode,
-//	                session activity forwarded to the leader, follower status
-//	transport.go    the peer transport: raft messages and session activity over TCP
-//	conn.go         one client connection: its reader and writer, order, notifications
-//	handshake.go    the ConnectRequest: a session created, resumed or revalidated
-//	requests.go     a request frame into a call: writes into txns, auth, write replies
-//	reads.go        the read requests against the tree, watch registration, sync
-//	apply.go        the state machine (Apply, Snapshot, Restore), session expiry, container reaping
-//	session.go      session ids, passwords, the session tracker
-//	watch.go        the watch manager: one-shot, persistent and recursive watches
-//	fourletter.go   the four-letter words (ruok, srvr, mntr, ...)
-//	config.go       Config, zoo.cfg and myid
-//	stats.go        the counters the four-letter words report
-//	limits_unix.go  the open-file limit, for mntr
+//	start.go            Start and StartWithListener (both modes), Addr, Close
+//	server.go           Server, the replicator seam, Serve (internal/accept), the connection registry, Shutdown
+//	failstop.go         fail-stop: a raft node that dies closes the server and reports on Failed()
+//	raft.go             the replicator over a raftnode.Node; the standalone node's start
+//	statemachine.go     the state machine behind raftnode.StateMachine: apply, snapshot, restore
+//	expiry.go           the leader's timers: session expiry, container and TTL reaping
+//	ensemble.go         an ensemble member: serving only with a leader, read-only mode,
+//	                    session activity forwarded to the leader, follower status
+//	transport.go        the peer transport: raft messages and session activity over TCP
+//	transport_inbound.go inbound peer connections: the hello (a server.N id), their bounds
+//	peerframe.go        the peer frame format and its size limits (zkafka.peer.maxSnapshotBytes)
+//	conn.go             one client connection: its reader and writer, order, notifications
+//	handshake.go        the ConnectRequest: a session created, resumed or revalidated
+//	requests.go         a request frame into a call: writes into txns, auth, write replies
+//	reads.go            the read requests against the tree, watch registration, sync
+//	session.go          session ids, passwords, the session tracker (and a new leader's lease)
+//	watch.go            the watch manager: one-shot, persistent and recursive watches
+//	fourletter.go       the four-letter words (ruok, srvr, stat, conf, isro, wchs, ...)
+//	mntr.go, dump.go, envi.go  mntr, dump and envi, key for key as ZooKeeper 3.8 prints them
+//	connstats.go        per-connection counters for cons and stat
+//	config.go           Config, zoo.cfg (through internal/properties) and myid
+//	config_keys.go      the rules of every zoo.cfg key (QuorumPeerConfig's, or stricter)
+//	stats.go            the counters the four-letter words report
+//	limits_unix.go      the open-file limit, for mntr
 //
 // # The request pipeline
 //
@@ -42,7 +49,7 @@
 // one: a write when its proposal's outcome is in, a read by executing it
 // against the tree when its turn comes, so after every earlier write of the
 // session has applied. Committed txns are applied by the raft loop of every
-// member, through Server.Apply, which also fires the watches.
+// member, through Server.apply (statemachine.go), which also fires the watches.
 //
 //	client                                                              client
 //	  │                                                                    ▲
@@ -53,7 +60,7 @@
 //	  │                                                          then:  queued events, the reply
 //	  │ write: a txn, once the reads ahead of it are executed          ▲
 //	  ▼                                                                │ conn.events (≤ 4096)
-//	repl.ProposeAsync ──► raft log (raftnode) ──► Server.Apply, on every member's raft loop:
+//	repl.ProposeAsync ──► raft log (raftnode) ──► Server.apply, on every member's raft loop:
 //	                                                tree.Apply(txn), zxid = raft index
 //	                                                session tracker, connections
 //	                                                watches.trigger ──► conn.events
@@ -74,7 +81,7 @@
 //   - The zxid of a txn is its raft index. Zxids increase in log order on
 //     every member, with gaps where raft has entries of its own (a new
 //     leader's empty entry, configuration changes).
-//   - Apply is deterministic: every member applies the same txns to the same
+//   - apply is deterministic: every member applies the same txns to the same
 //     tree. Everything a txn depends on travels in it: session, identities,
 //     owner, time (Txn.Time is stamped by the server that took the request,
 //     or by the one that expires the session or reaps the node, from its own
@@ -84,7 +91,7 @@
 //     events before each reply, so a client sees the event before the reply
 //     of a write of its own that fired it, and before the reply of any
 //     request it sent after the event was queued. A read never sees a
-//     change whose events are not queued yet (Server.applyMu: Apply holds
+//     change whose events are not queued yet (Server.applyMu: apply holds
 //     it from the tree's update to the last event, a read holds it for
 //     reading), so a client sees the event of a watched change before the
 //     change's data, as ZooKeeper's CommitProcessor, which runs no read
@@ -96,7 +103,20 @@
 //   - Only the leader (or the standalone server) expires sessions
 //     (expireSessions checks isLeader); the other members forward their
 //     clients' activity to it every tickTime/2, and a new leader starts
-//     every session's clock afresh.
+//     every session's clock afresh before it expires any (session.go lease).
+//   - Only the leader reaps empty containers and expired TTL nodes
+//     (ZooKeeper's ContainerManager runs on the leader only).
+//   - "Expired" (session id 0, timeout 0) is said only when the session is
+//     known to be gone: the log's answer to a revalidation, or the tree
+//     after catching up with the leader. A resume whose outcome is unknown
+//     (no leader, leadership changed) is retried within half the session
+//     timeout, then the connection closes without an answer, and the
+//     client tries the next server.
+//   - Every wait on a client's behalf ends with its connection and within
+//     its session timeout: a sync's ReadIndex, a write's outcome.
+//   - A server whose raft node stops on an error (its storage failed)
+//     closes its listener and every connection and reports on Failed():
+//     fail-stop, never stale reads.
 //   - A session belongs to the member it was created on or last revalidated
 //     on (Txn.Owner, the myid): a write of the session through another
 //     member fails with SessionMoved there, and that connection closes
@@ -108,6 +128,10 @@
 //   - A client that has seen a newer zxid than this server is refused at
 //     the handshake; an unknown or expired session, or a wrong password, is
 //     answered with session id 0 and timeout 0.
+//   - The peer port takes only the server ids of server.N (a hello names
+//     the id), at most 16 connections waiting for their hello (3 s each)
+//     and 2 per id; a frame's memory follows the bytes that arrived, up to
+//     one raft message (or zkafka.peer.maxSnapshotBytes for a snapshot).
 //   - Memory per connection is bounded: 1000 calls in flight (the reader
 //     stops reading), 4096 queued notifications (beyond, the connection is
 //     closed), frames of at most jute.maxbuffer.
@@ -115,7 +139,7 @@
 //     are in the tree (and its snapshots), and a restored session's expiry
 //     clock starts at the restart.
 //
-// Locks (LOCKS.md): Server.applyMu is taken first, by Apply (for writing)
+// Locks (LOCKS.md): Server.applyMu is taken first, by apply (for writing)
 // and by a read (for reading); every other quorum lock is a leaf. The reader
 // goroutine may wait for the writer (the calls queue is full, or reads are
 // ahead of a write), never the other way round.
@@ -124,7 +148,7 @@
 //
 // The unit tests run Servers without raft or disk: fakelog_test.go is a
 // scripted replicator shared by the members of a test (it applies each
-// entry through every member's Server.Apply, in order, and can hold a
+// entry through every member's Server.apply, in order, and can hold a
 // proposal, fail it with "outcome unknown" or drop it), and the clients of
 // pipeline_test.go speak the wire protocol over net.Pipe, driven by the
 // datadriven scripts in testdata/pipeline (rewrite with -rewrite). The

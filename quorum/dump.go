@@ -64,12 +64,12 @@ func (s *Server) writeConnectionBuckets(w io.Writer) {
 	sort.Slice(conns, func(i, j int) bool { return conns[i].started.Before(conns[j].started) })
 	buckets := map[int64][]string{}
 	for _, c := range conns {
-		d, ok := deadlines[c.session()]
+		d, ok := deadlines[c.sessionID()]
 		if !ok {
 			d = time.Now().Add(s.cfg.TickTime)
 		}
 		t := s.bucket(d)
-		buckets[t] = append(buckets[t], fmt.Sprintf("ip: %s sessionId: 0x%x", javaAddr(c.nc.RemoteAddr()), c.session()))
+		buckets[t] = append(buckets[t], fmt.Sprintf("ip: %s sessionId: 0x%x", javaAddr(c.nc.RemoteAddr()), c.sessionID()))
 	}
 	writeExpiryQueue(w, "Connections", buckets, len(conns))
 }

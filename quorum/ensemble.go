@@ -115,7 +115,7 @@ func startEnsemble(s *Server, dir string, fs segment.FS) (*raftReplicator, error
 		OnStateChange:             s.stateChanged,
 		Logger:                    s.log.With("component", "raft"),
 		LogFS:                     fs,
-	}, s)
+	}, stateMachine{s})
 	if err != nil {
 		l.Close()
 		return nil, err
@@ -250,7 +250,7 @@ func (s *Server) forwardActivity(leader uint64) {
 // true) or read-write (false).
 func (s *Server) closeClients(readOnly bool, reason string) {
 	for _, c := range s.connections() {
-		if c.readOnly.Load() == readOnly && c.session() != 0 {
+		if c.readOnly.Load() == readOnly && c.sessionID() != 0 {
 			c.close(reason)
 		}
 	}

@@ -107,7 +107,7 @@ func (l *fakeLog) applyLocked(e *fakeEntry, report bool) {
 	l.mu.index++
 	var mine *appliedTxn
 	for _, s := range l.mu.members {
-		a, _ := s.Apply(l.mu.index, e.data).(*appliedTxn)
+		a, _ := s.apply(l.mu.index, e.data).(*appliedTxn)
 		if s == e.from {
 			mine = a
 		}

@@ -171,7 +171,7 @@ func (s *Server) writeConnections(w io.Writer, self *conn, brief bool) {
 		}
 		fmt.Fprintf(w, " %s[%d](queued=%d,recved=%d,sent=%d", javaAddr(c.nc.RemoteAddr()), interest,
 			len(c.calls), c.received.Load(), c.sent.Load())
-		if id := c.session(); id != 0 && !brief {
+		if id := c.sessionID(); id != 0 && !brief {
 			st := c.cstats.snapshot()
 			fmt.Fprintf(w, ",sid=0x%x,lop=%s,est=%d,to=%d", id, st.lastOp, c.started.UnixMilli(), c.sessionTimeout.Milliseconds())
 			if st.lastCxid >= 0 {

@@ -31,7 +31,7 @@ func (r *closeRecorder) ProposeAsync(data []byte) <-chan proposeResult {
 	}
 	r.index++
 	out := make(chan proposeResult, 1)
-	out <- proposeResult{applied: r.srv.Apply(r.index, data).(*appliedTxn)}
+	out <- proposeResult{applied: r.srv.apply(r.index, data).(*appliedTxn)}
 	return out
 }
 

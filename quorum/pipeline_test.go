@@ -138,7 +138,7 @@ func (e *pipelineEnv) handle(t *testing.T, d *datadriven.TestData) string {
 	case "expire":
 		// The txn expireSessions proposes for a session gone quiet.
 		c := e.client(t, d)
-		id := c.serverConn().session()
+		id := c.serverConn().sessionID()
 		txn := znode.Txn{Time: time.Now().UnixMilli(), Session: id, Ops: []znode.Op{{Type: zkproto.OpCloseSession}}}
 		c.srv.repl.ProposeAsync(txn.Append(nil))
 		return ""
@@ -174,7 +174,7 @@ func (e *pipelineEnv) handle(t *testing.T, d *datadriven.TestData) string {
 		var path string
 		d.ScanArgs(t, "server", &id)
 		d.ScanArgs(t, "path", &path)
-		data, st, zerr := e.servers[id].Tree().Get(path)
+		data, st, zerr := e.servers[id].tree.Load().Get(path)
 		if zerr != zkproto.ErrOK {
 			return zerr.Error()
 		}

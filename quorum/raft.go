@@ -41,7 +41,7 @@ func startRaft(s *Server, dir string, fs segment.FS) (*raftReplicator, error) {
 		SnapshotRetain:  s.cfg.SnapRetainCount,
 		Logger:          s.log.With("component", "raft"),
 		LogFS:           fs,
-	}, s)
+	}, stateMachine{s})
 	if err != nil {
 		return nil, err
 	}

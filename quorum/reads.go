@@ -39,10 +39,10 @@ func (c *conn) read(tree *znode.Tree, cl *call) (zkproto.Record, zkproto.Err) {
 		n, err := tree.AllChildrenNumber(r.Path)
 		return &zkproto.GetAllChildrenNumberResponse{TotalNumber: n}, err
 	case *zkproto.GetEphemeralsRequest:
-		return &zkproto.GetEphemeralsResponse{Ephemerals: tree.Ephemerals(c.session(), r.PrefixPath)}, zkproto.ErrOK
+		return &zkproto.GetEphemeralsResponse{Ephemerals: tree.Ephemerals(c.sessionID(), r.PrefixPath)}, zkproto.ErrOK
 	case *zkproto.SyncRequest:
 		if err := c.sync(); err != nil {
-			c.srv.log.Info("sync found no leader in time; closing the connection", "session", fmt.Sprintf("0x%x", c.session()), "err", err)
+			c.srv.log.Info("sync found no leader in time; closing the connection", "session", fmt.Sprintf("0x%x", c.sessionID()), "err", err)
 			c.close("sync failed")
 			return nil, zkproto.ErrConnectionLoss
 		}

@@ -35,12 +35,12 @@ func (c *conn) decodeCall(frame []byte) (*call, bool) {
 			cl.closeAfter = true
 			return cl, true
 		}
-		txn := znode.Txn{Time: time.Now().UnixMilli(), Session: c.session(),
+		txn := znode.Txn{Time: time.Now().UnixMilli(), Session: c.sessionID(),
 			Ops: []znode.Op{{Type: zkproto.OpCloseSession}}}
 		if !c.awaitReads() {
 			return nil, false
 		}
-		c.srv.tracker.markClosing(c.session())
+		c.srv.tracker.markClosing(c.sessionID())
 		c.closingSession.Store(true)
 		cl.wait = c.srv.repl.ProposeAsync(txn.Append(nil))
 		cl.closeAfter = true
@@ -72,7 +72,7 @@ func (c *conn) decodeCall(frame []byte) (*call, bool) {
 			return nil, false
 		}
 		ids, super := c.identities()
-		txn := znode.Txn{Time: time.Now().UnixMilli(), Session: c.session(), Auth: ids, Super: super,
+		txn := znode.Txn{Time: time.Now().UnixMilli(), Session: c.sessionID(), Auth: ids, Super: super,
 			Ops: ops, Multi: h.Type == zkproto.OpMulti, Owner: c.srv.ownerID()}
 		cl.wait = c.srv.repl.ProposeAsync(txn.Append(nil))
 	}
@@ -164,7 +164,7 @@ func (c *conn) authenticate(cl *call, p *zkproto.AuthPacket) (*call, bool) {
 	case "ip":
 		// Every connection already holds its ip identity.
 	default:
-		c.srv.log.Warn("auth with an unknown scheme; closing", "scheme", p.Scheme, "session", fmt.Sprintf("0x%x", c.session()))
+		c.srv.log.Warn("auth with an unknown scheme; closing", "scheme", p.Scheme, "session", fmt.Sprintf("0x%x", c.sessionID()))
 		hdr.Err = zkproto.ErrAuthFailed
 		cl.reply = &replyFrame{hdr: hdr, body: &zkproto.Empty{}}
 		cl.closeAfter = true

@@ -39,7 +39,7 @@ func (r *revalidationRepl) ProposeAsync(data []byte) <-chan proposeResult {
 		return out
 	}
 	r.index++
-	out <- proposeResult{applied: r.srv.Apply(r.index, data).(*appliedTxn)}
+	out <- proposeResult{applied: r.srv.apply(r.index, data).(*appliedTxn)}
 	return out
 }
 

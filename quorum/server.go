@@ -105,9 +105,6 @@ func newServer(cfg Config, log *slog.Logger, tree *znode.Tree) *Server {
 	return s
 }
 
-// Tree returns the current data tree (for tests and tools).
-func (s *Server) Tree() *znode.Tree { return s.tree.Load() }
-
 // goTracked starts f in one of the server's tracked goroutines (labelled
 // name for pprof, waited for by Shutdown); it refuses once shutdown has
 // begun.
@@ -169,7 +166,7 @@ func (s *Server) removeConn(c *conn) {
 	if s.mu.perIP[c.ip]--; s.mu.perIP[c.ip] <= 0 {
 		delete(s.mu.perIP, c.ip)
 	}
-	if id := c.session(); id != 0 && s.mu.bySession[id] == c {
+	if id := c.sessionID(); id != 0 && s.mu.bySession[id] == c {
 		delete(s.mu.bySession, id)
 	}
 }

@@ -37,7 +37,7 @@ func (r *leaderlessRepl) ProposeAsync(data []byte) <-chan proposeResult {
 		return out
 	}
 	r.index++
-	out <- proposeResult{applied: r.srv.Apply(r.index, data).(*appliedTxn)}
+	out <- proposeResult{applied: r.srv.apply(r.index, data).(*appliedTxn)}
 	return out
 }
 
