@@ -79,64 +79,79 @@ func (f *FS) write() bool {
 	return !f.mu.failWrites
 }
 
+// osFS is the file system the FS fails on top of: the segment log's own.
+var osFS = segment.OS()
+
 // OpenFile implements segment.FS.
 func (f *FS) OpenFile(name string, flag int, perm fs.FileMode) (segment.File, error) {
-	file, err := os.OpenFile(name, flag, perm)
+	file, err := osFS.OpenFile(name, flag, perm)
 	if err != nil {
 		return nil, err
 	}
-	return &faultFile{File: file, fs: f}, nil
+	return &faultFile{File: file, name: name, fs: f}, nil
 }
 
 // Remove implements segment.FS.
-func (f *FS) Remove(name string) error { return os.Remove(name) }
+func (f *FS) Remove(name string) error { return osFS.Remove(name) }
 
 // Rename implements segment.FS.
-func (f *FS) Rename(oldname, newname string) error { return os.Rename(oldname, newname) }
+func (f *FS) Rename(oldname, newname string) error { return osFS.Rename(oldname, newname) }
 
 // MkdirAll implements segment.FS.
-func (f *FS) MkdirAll(name string, perm fs.FileMode) error { return os.MkdirAll(name, perm) }
+func (f *FS) MkdirAll(name string, perm fs.FileMode) error { return osFS.MkdirAll(name, perm) }
 
 // ReadDir implements segment.FS.
-func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
+func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) { return osFS.ReadDir(name) }
 
 // SyncDir implements segment.FS; it fails like a file's Sync.
 func (f *FS) SyncDir(name string) error {
 	if !f.sync() {
 		return &fs.PathError{Op: "sync", Path: name, Err: ErrInjected}
 	}
-	d, err := os.Open(name)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return osFS.SyncDir(name)
 }
 
-// faultFile is an operating-system file of an FS.
+// faultFile is a file of the operating system's FS, failing as its FS says.
 type faultFile struct {
-	*os.File
-	fs *FS
+	segment.File
+	name string
+	fs   *FS
 }
+
+// allocator is what the segment log's own files implement to grow without
+// writing zeros (fallocate).
+type allocator interface{ Allocate(off, n int64) error }
 
 // OSFile returns the underlying file (segment.OSFiler), for sendfile.
-func (f *faultFile) OSFile() *os.File { return f.File }
+func (f *faultFile) OSFile() *os.File { return f.File.(segment.OSFiler).OSFile() }
 
 // WriteAt writes unless the FS has failed a Sync.
 func (f *faultFile) WriteAt(p []byte, off int64) (int, error) {
 	if !f.fs.write() {
-		return 0, &fs.PathError{Op: "write", Path: f.Name(), Err: ErrInjected}
+		return 0, &fs.PathError{Op: "write", Path: f.name, Err: ErrInjected}
 	}
 	return f.File.WriteAt(p, off)
 }
 
-// Sync is fsync, or ErrInjected once the FS is armed and its syncs spent.
+// Sync is the OS file's (fdatasync), or ErrInjected once the FS is armed
+// and its syncs spent.
 func (f *faultFile) Sync() error {
 	if !f.fs.sync() {
-		return &fs.PathError{Op: "sync", Path: f.Name(), Err: ErrInjected}
+		return &fs.PathError{Op: "sync", Path: f.name, Err: ErrInjected}
 	}
 	return f.File.Sync()
+}
+
+// Allocate extends the file as the segment log's own files do (without it
+// the log's preallocation writes zeros, tens of MiB per segment). It fails
+// like WriteAt once the FS has failed a Sync.
+func (f *faultFile) Allocate(off, n int64) error {
+	if !f.fs.write() {
+		return &fs.PathError{Op: "fallocate", Path: f.name, Err: ErrInjected}
+	}
+	a, ok := f.File.(allocator)
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	return a.Allocate(off, n)
 }

@@ -47,6 +47,10 @@ type OSFiler interface {
 	OSFile() *os.File
 }
 
+// OS returns the FS of the operating system, the one the log uses by
+// default; wrapping FSs (fault injection) delegate to it.
+func OS() FS { return osFS{} }
+
 // osFS is the FS of the operating system.
 type osFS struct{}
 
