@@ -2,12 +2,9 @@ package quorum
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"net"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,74 +13,38 @@ import (
 	"github.com/zkafka/zkafka/zkproto"
 )
 
-// revalidationRepl is the replicated log as a follower sees it around a
-// leader's death: the first lost revalidations fail with
-// raftnode.ErrOutcomeUnknown (forwarded to a leader that died), every
-// other proposal applies at once; ReadIndex answers readErr, or waits for
-// its context when noLeader is set.
-type revalidationRepl struct {
-	srv      *Server
-	mu       sync.Mutex
-	index    uint64
-	lost     int // revalidations still to lose
-	noLeader bool
-}
-
-func (r *revalidationRepl) ProposeAsync(data []byte) <-chan proposeResult {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make(chan proposeResult, 1)
-	if txn, err := znode.DecodeTxn(data); err == nil && txn.Ops[0].Type == znode.OpRevalidateSession && r.lost > 0 {
-		r.lost--
-		out <- proposeResult{err: raftnode.ErrOutcomeUnknown}
-		return out
+// losingRevalidations is an intercept of the log as a follower sees it
+// around a leader's death: the first n revalidations fail with
+// raftnode.ErrOutcomeUnknown (forwarded to a leader that died); every other
+// proposal applies at once.
+func losingRevalidations(n int) func(znode.Txn) verdict {
+	return func(txn znode.Txn) verdict {
+		if txn.Ops[0].Type == znode.OpRevalidateSession && n > 0 {
+			n--
+			return loseOutcome
+		}
+		return applyNow
 	}
-	r.index++
-	out <- proposeResult{applied: r.srv.apply(r.index, data).(*appliedTxn)}
-	return out
 }
-
-func (r *revalidationRepl) ReadIndex(ctx context.Context) error {
-	if r.noLeader {
-		<-ctx.Done()
-		return ctx.Err()
-	}
-	return nil
-}
-
-func (r *revalidationRepl) Stop() error { return nil }
 
 // startFollower serves an ensemble member that knows a leader (server 2)
-// over repl, on 127.0.0.1:0, with a 200 ms tickTime.
-func startFollower(t *testing.T, repl *revalidationRepl) *Server {
+// over log, on 127.0.0.1:0, with a 200 ms tickTime.
+func startFollower(t *testing.T, log *instantLog) *Server {
 	t.Helper()
-	cfg := DefaultConfig(t.TempDir())
-	cfg.TickTime = 200 * time.Millisecond
-	cfg.MinSessionTimeout, cfg.MaxSessionTimeout = 0, 0
-	cfg.MyID = 1
-	cfg.fillDerived()
-	s := newServer(cfg, slog.New(slog.DiscardHandler), znode.New(znode.Options{MaxDataBytes: cfg.JuteMaxBuffer}))
+	s := newServerOver(t, 200*time.Millisecond, log)
+	s.cfg.MyID = 1
 	s.ens = &ensemble{kick: make(chan struct{}, 1)}
 	s.ens.mu.touches = map[int64]time.Duration{}
 	s.ens.leader.Store(2)
 	s.ens.role.Store(uint32(raftnode.RoleFollower))
-	repl.srv = s
-	s.repl = repl
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.clientAddr = l.Addr()
-	s.goTracked("zk-listener", func() { s.Serve(l) })
-	t.Cleanup(func() { s.Close() })
-	return s
+	return serveOn(t, s)
 }
 
 // createSessionIn applies a session of timeout ms to s's tree directly.
-func createSessionIn(s *Server, repl *revalidationRepl, timeout int32) int64 {
+func createSessionIn(s *Server, log *instantLog, timeout int32) int64 {
 	id := s.ids.nextID()
 	txn := znode.Txn{Session: id, Owner: 2, Ops: []znode.Op{{Type: zkproto.OpCreateSession, SessionTimeout: timeout}}}
-	<-repl.ProposeAsync(txn.Append(nil))
+	<-log.ProposeAsync(txn.Append(nil))
 	return id
 }
 
@@ -121,9 +82,9 @@ func rawResume(t *testing.T, s *Server, id int64) (zkproto.ConnectResponse, erro
 // forwarded to a leader that died (outcome unknown) proposes it again, and
 // the client keeps its session.
 func TestResumeRetriesALostRevalidation(t *testing.T) {
-	repl := &revalidationRepl{lost: 3}
-	s := startFollower(t, repl)
-	id := createSessionIn(s, repl, 2000)
+	log := &instantLog{intercept: losingRevalidations(3)}
+	s := startFollower(t, log)
+	id := createSessionIn(s, log, 2000)
 	resp, err := rawResume(t, s, id)
 	if err != nil || resp.SessionID != id || resp.TimeOut != 2000 {
 		t.Fatalf("resume: %+v, %v; want session 0x%x with timeout 2000", resp, err, id)
@@ -134,9 +95,9 @@ func TestResumeRetriesALostRevalidation(t *testing.T) {
 // an outcome, the follower closes without an answer (the client tries the
 // next server) instead of answering "expired" for a live session.
 func TestResumeWithoutOutcomeIsNotExpired(t *testing.T) {
-	repl := &revalidationRepl{lost: 1 << 30}
-	s := startFollower(t, repl)
-	id := createSessionIn(s, repl, 2000)
+	log := &instantLog{intercept: losingRevalidations(1 << 30)}
+	s := startFollower(t, log)
+	id := createSessionIn(s, log, 2000)
 	if resp, err := rawResume(t, s, id); err != errNoAnswer {
 		t.Fatalf("resume without an outcome: %+v, %v; want the connection closed without an answer", resp, err)
 	}
@@ -145,11 +106,11 @@ func TestResumeWithoutOutcomeIsNotExpired(t *testing.T) {
 // TestResumeOfAClosedSessionIsExpired: a session the caught-up tree does
 // not hold is answered "expired" (session id 0, timeout 0).
 func TestResumeOfAClosedSessionIsExpired(t *testing.T) {
-	repl := &revalidationRepl{}
-	s := startFollower(t, repl)
-	id := createSessionIn(s, repl, 2000)
+	log := &instantLog{}
+	s := startFollower(t, log)
+	id := createSessionIn(s, log, 2000)
 	closeTxn := znode.Txn{Session: id, Ops: []znode.Op{{Type: zkproto.OpCloseSession}}}
-	<-repl.ProposeAsync(closeTxn.Append(nil))
+	<-log.ProposeAsync(closeTxn.Append(nil))
 	resp, err := rawResume(t, s, id)
 	if err != nil || resp.SessionID != 0 || resp.TimeOut != 0 {
 		t.Fatalf("resume of a closed session: %+v, %v; want session 0, timeout 0", resp, err)
@@ -160,8 +121,8 @@ func TestResumeOfAClosedSessionIsExpired(t *testing.T) {
 // does not hold may be one it has not caught up with; without a leader to
 // catch up from, the server closes without an answer.
 func TestResumeOnALaggingServerWithoutLeader(t *testing.T) {
-	repl := &revalidationRepl{noLeader: true}
-	s := startFollower(t, repl)
+	log := &instantLog{readIndex: waitForLeader}
+	s := startFollower(t, log)
 	id := s.ids.nextID() // created elsewhere, not applied here yet
 	if resp, err := rawResume(t, s, id); err != errNoAnswer {
 		t.Fatalf("resume on a lagging server: %+v, %v; want the connection closed without an answer", resp, err)

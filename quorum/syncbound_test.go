@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"log/slog"
 	"net"
 	"sync"
 	"testing"
@@ -16,68 +15,21 @@ import (
 	"github.com/zkafka/zkafka/zkproto"
 )
 
-// leaderlessRepl is a replicator whose log has no leader for reads:
+// startLeaderless serves a server whose log has no leader for reads:
 // proposals apply at once (so sessions can be made), but ReadIndex, like
-// raftnode's with no leader known, waits until its context ends.
-type leaderlessRepl struct {
-	srv   *Server
-	mu    sync.Mutex
-	index uint64
-	reads chan struct{} // one value per ReadIndex started
-	// holdWrites: proposals other than session creates never get an
-	// outcome (no leader for writes either).
-	holdWrites bool
-}
-
-func (r *leaderlessRepl) ProposeAsync(data []byte) <-chan proposeResult {
-	out := make(chan proposeResult, 1)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if txn, err := znode.DecodeTxn(data); r.holdWrites && err == nil && txn.Ops[0].Type != zkproto.OpCreateSession {
-		return out
-	}
-	r.index++
-	out <- proposeResult{applied: r.srv.apply(r.index, data).(*appliedTxn)}
-	return out
-}
-
-func (r *leaderlessRepl) ReadIndex(ctx context.Context) error {
-	select {
-	case r.reads <- struct{}{}:
-	default:
-	}
-	<-ctx.Done()
-	return ctx.Err()
-}
-
-func (r *leaderlessRepl) Stop() error { return nil }
-
-// startLeaderless serves a server over leaderlessRepl on 127.0.0.1:0.
-func startLeaderless(t *testing.T, tick time.Duration) (*Server, *leaderlessRepl) {
+// raftnode's with no leader known, waits until its context ends. reads
+// yields a value for each ReadIndex started.
+func startLeaderless(t *testing.T, tick time.Duration) (s *Server, log *instantLog, reads <-chan struct{}) {
 	t.Helper()
-	cfg := DefaultConfig(t.TempDir())
-	cfg.TickTime = tick
-	cfg.MinSessionTimeout, cfg.MaxSessionTimeout = 0, 0
-	cfg.fillDerived()
-	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	s := newServer(cfg, log, znode.New(znode.Options{MaxDataBytes: cfg.JuteMaxBuffer}))
-	repl := &leaderlessRepl{srv: s, reads: make(chan struct{}, 16)}
-	s.repl = repl
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.clientAddr = l.Addr()
-	s.goTracked("zk-listener", func() { s.Serve(l) })
-	t.Cleanup(func() { s.Close() })
-	return s, repl
-}
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(string(p))
-	return len(p), nil
+	started := make(chan struct{}, 16)
+	log = &instantLog{readIndex: func(ctx context.Context) error {
+		select {
+		case started <- struct{}{}:
+		default:
+		}
+		return waitForLeader(ctx)
+	}}
+	return serveOn(t, newServerOver(t, tick, log)), log, started
 }
 
 type silentZK struct{}
@@ -121,7 +73,7 @@ func dialCapture(t *testing.T, addr string, timeout time.Duration) (*zk.Conn, fu
 
 // startSync sends a sync and waits until the server is waiting for the
 // leader on its behalf; the returned channel yields the sync's error.
-func startSync(t *testing.T, c *zk.Conn, repl *leaderlessRepl) <-chan error {
+func startSync(t *testing.T, c *zk.Conn, reads <-chan struct{}) <-chan error {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() {
@@ -129,7 +81,7 @@ func startSync(t *testing.T, c *zk.Conn, repl *leaderlessRepl) <-chan error {
 		done <- err
 	}()
 	select {
-	case <-repl.reads:
+	case <-reads:
 	case err := <-done:
 		t.Fatalf("sync answered without a leader: %v", err)
 	case <-time.After(10 * time.Second):
@@ -143,9 +95,9 @@ func startSync(t *testing.T, c *zk.Conn, repl *leaderlessRepl) <-chan error {
 // has gone, nor hold up Shutdown until its timeout. The session timeout is
 // long (40 s), so only the connection's end can release the wait.
 func TestSyncWithoutLeaderEndsWithItsConnection(t *testing.T) {
-	s, repl := startLeaderless(t, 2*time.Second)
+	s, _, reads := startLeaderless(t, 2*time.Second)
 	c, nc := dialCapture(t, s.Addr().String(), 40*time.Second)
-	startSync(t, c, repl)
+	startSync(t, c, reads)
 	c.Close()
 	nc().Close()
 	deadline := time.Now().Add(10 * time.Second)
@@ -165,9 +117,9 @@ func TestSyncWithoutLeaderEndsWithItsConnection(t *testing.T) {
 // TestShutdownDoesNotWaitForALeaderlessSync: Shutdown with a sync still
 // waiting for a leader returns without waiting out its context.
 func TestShutdownDoesNotWaitForALeaderlessSync(t *testing.T) {
-	s, repl := startLeaderless(t, 2*time.Second)
+	s, _, reads := startLeaderless(t, 2*time.Second)
 	c, _ := dialCapture(t, s.Addr().String(), 40*time.Second)
-	done := startSync(t, c, repl)
+	done := startSync(t, c, reads)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := s.Shutdown(ctx); err != nil {
@@ -189,14 +141,14 @@ func TestShutdownDoesNotWaitForALeaderlessSync(t *testing.T) {
 // session timeout: the connection closes, so the client sees connection
 // loss and can try another server, instead of waiting forever.
 func TestSyncWithoutLeaderEndsWithinTheSessionTimeout(t *testing.T) {
-	s, repl := startLeaderless(t, 100*time.Millisecond)
+	s, _, reads := startLeaderless(t, 100*time.Millisecond)
 	nc, br := rawSession(t, s, 1000)
 	sync := zkproto.AppendRequest(nil, zkproto.RequestHeader{Xid: 1, Type: zkproto.OpSync}, &zkproto.SyncRequest{Path: "/"})
 	if _, err := nc.Write(sync); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-repl.reads:
+	case <-reads:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the sync did not reach ReadIndex within 10s")
 	}
@@ -250,10 +202,15 @@ func rawSession(t *testing.T, s *Server, timeout int32) (net.Conn, *bufio.Reader
 // within the session timeout, and the client, which cannot know whether
 // the write happened, sees connection loss.
 func TestWriteWithoutOutcomeEndsWithinTheSessionTimeout(t *testing.T) {
-	s, repl := startLeaderless(t, 100*time.Millisecond)
-	repl.mu.Lock()
-	repl.holdWrites = true
-	repl.mu.Unlock()
+	s, log, _ := startLeaderless(t, 100*time.Millisecond)
+	log.mu.Lock()
+	log.intercept = func(txn znode.Txn) verdict { // no leader for writes either
+		if txn.Ops[0].Type == zkproto.OpCreateSession {
+			return applyNow
+		}
+		return holdForever
+	}
+	log.mu.Unlock()
 	nc, br := rawSession(t, s, 1000)
 	create := zkproto.AppendRequest(nil, zkproto.RequestHeader{Xid: 1, Type: zkproto.OpCreate},
 		&zkproto.CreateRequest{Path: "/x", ACL: zkproto.OpenACLUnsafe})
