@@ -18,10 +18,10 @@ func (s *Server) trackRestoredSessions() {
 	}
 }
 
-// expireSessions closes the sessions whose clients went quiet, until the
-// server stops. Only the server that decides expiry runs it.
-func (s *Server) expireSessions() {
-	interval := max(s.cfg.TickTime/4, 10*time.Millisecond)
+// whileLeading calls tick(now, first) every interval while this server
+// leads, until the server stops; first is true at the first tick of each
+// term of leadership.
+func (s *Server) whileLeading(interval time.Duration, tick func(now time.Time, first bool)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	leading := false
@@ -32,23 +32,31 @@ func (s *Server) expireSessions() {
 		case now := <-t.C:
 			if !s.isLeader() {
 				leading = false
-				continue // only the leader decides expiry
-			}
-			if !leading {
-				// Before any expiry: the sessions' clocks ran on other
-				// servers until now, and the clients were reconnecting.
-				leading = true
-				s.log.Info("leading: every session gets a fresh lease of its timeout")
-				s.tracker.lease(s.tree.Load().Sessions(), now)
 				continue
 			}
-			for _, id := range s.tracker.expired(now) {
-				s.log.Info("session expired", "session", fmt.Sprintf("0x%x", id))
-				txn := znode.Txn{Time: now.UnixMilli(), Session: id, Ops: []znode.Op{{Type: zkproto.OpCloseSession}}}
-				s.repl.ProposeAsync(txn.Append(nil))
-			}
+			tick(now, !leading)
+			leading = true
 		}
 	}
+}
+
+// expireSessions closes the sessions whose clients went quiet, until the
+// server stops. Only the leader decides expiry.
+func (s *Server) expireSessions() {
+	s.whileLeading(max(s.cfg.TickTime/4, 10*time.Millisecond), func(now time.Time, first bool) {
+		if first {
+			// Before any expiry: the sessions' clocks ran on other
+			// servers until now, and the clients were reconnecting.
+			s.log.Info("leading: every session gets a fresh lease of its timeout")
+			s.tracker.lease(s.tree.Load().Sessions(), now)
+			return
+		}
+		for _, id := range s.tracker.expired(now) {
+			s.log.Info("session expired", "session", fmt.Sprintf("0x%x", id))
+			txn := znode.Txn{Time: now.UnixMilli(), Session: id, Ops: []znode.Op{{Type: zkproto.OpCloseSession}}}
+			s.repl.ProposeAsync(txn.Append(nil))
+		}
+	})
 }
 
 // reapContainers deletes empty containers and expired TTL nodes every
@@ -58,24 +66,14 @@ func (s *Server) expireSessions() {
 // its copy of the tree, and one proposer is enough. A server that becomes
 // leader takes over at its next check.
 func (s *Server) reapContainers() {
-	t := time.NewTicker(s.cfg.ContainerInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.done:
-			return
-		case now := <-t.C:
-			if !s.isLeader() {
-				continue // followers and observers leave it to the leader
-			}
-			for _, path := range s.tree.Load().ReapCandidates(now.UnixMilli()) {
-				s.log.Info(reapLogMessage, "path", path)
-				txn := znode.Txn{Time: now.UnixMilli(), Super: true,
-					Ops: []znode.Op{{Type: zkproto.OpDeleteContainer, Path: path, Version: -1}}}
-				s.repl.ProposeAsync(txn.Append(nil))
-			}
+	s.whileLeading(s.cfg.ContainerInterval, func(now time.Time, _ bool) {
+		for _, path := range s.tree.Load().ReapCandidates(now.UnixMilli()) {
+			s.log.Info(reapLogMessage, "path", path)
+			txn := znode.Txn{Time: now.UnixMilli(), Super: true,
+				Ops: []znode.Op{{Type: zkproto.OpDeleteContainer, Path: path, Version: -1}}}
+			s.repl.ProposeAsync(txn.Append(nil))
 		}
-	}
+	})
 }
 
 // reapLogMessage is logged for every delete the reaper proposes (as
