@@ -85,5 +85,5 @@ func (k kgoPartitioner) ForTopic(string) kgo.TopicPartitioner { return topicPart
 type topicPartitioner struct{ p *placement }
 
 func (t topicPartitioner) RequiresConsistency(r *kgo.Record) bool { return t.p.keyed(r.Key) }
-func (t topicPartitioner) Partition(r *kgo.Record, n int) int  { return t.p.partition(r.Key, n) }
-func (t topicPartitioner) OnNewBatch()                          { t.p.newBatch() }
+func (t topicPartitioner) Partition(r *kgo.Record, n int) int     { return t.p.partition(r.Key, n) }
+func (t topicPartitioner) OnNewBatch()                            { t.p.newBatch() }

@@ -104,7 +104,7 @@ type partitionInfo struct {
 }
 
 func (p partitionInfo) underReplicated() bool { return len(p.ISR) < len(p.Replicas) }
-func (p partitionInfo) unavailable() bool    { return p.Leader < 0 || p.Error != "" }
+func (p partitionInfo) unavailable() bool     { return p.Leader < 0 || p.Error != "" }
 
 func partitionInfos(td kadm.TopicDetails) []partitionInfo {
 	var out []partitionInfo
