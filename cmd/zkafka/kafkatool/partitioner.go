@@ -77,13 +77,28 @@ func (p *placement) keyed(key []byte) bool {
 	return key != nil && (p.mode == "murmur2" || p.mode == "consistent_random")
 }
 
-// kgoPartitioner adapts a placement to kgo.
-type kgoPartitioner struct{ p *placement }
+// kgoPartitioner adapts a placement to kgo. Each topic gets its own
+// placement state (a sticky partition or round-robin position is per
+// topic, as in Kafka's producers).
+type kgoPartitioner struct{ mode string }
 
-func (k kgoPartitioner) ForTopic(string) kgo.TopicPartitioner { return topicPartitioner(k) }
+func (k kgoPartitioner) ForTopic(string) kgo.TopicPartitioner {
+	p, _ := newPlacement(k.mode) // the mode was checked when the flags were read
+	if k.mode == "murmur2" || k.mode == "sticky" {
+		return stickyTopicPartitioner{topicPartitioner{p}}
+	}
+	return topicPartitioner{p}
+}
 
 type topicPartitioner struct{ p *placement }
 
 func (t topicPartitioner) RequiresConsistency(r *kgo.Record) bool { return t.p.keyed(r.Key) }
 func (t topicPartitioner) Partition(r *kgo.Record, n int) int     { return t.p.partition(r.Key, n) }
-func (t topicPartitioner) OnNewBatch()                            { t.p.newBatch() }
+
+// stickyTopicPartitioner also hears when kgo cuts a batch, and then picks
+// a new partition for keyless records (KIP-480). kgo calls Partition again
+// after OnNewBatch, which is why only sticky modes implement it: a
+// round-robin position would move twice.
+type stickyTopicPartitioner struct{ topicPartitioner }
+
+func (t stickyTopicPartitioner) OnNewBatch() { t.p.newBatch() }

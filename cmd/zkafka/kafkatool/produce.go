@@ -79,11 +79,10 @@ func (p *produceFlags) producerOpts(cmd *cobra.Command) ([]kgo.Opt, error) {
 	if p.partition >= 0 {
 		opts = append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	} else {
-		pl, err := newPlacement(p.partitioner)
-		if err != nil {
+		if _, err := newPlacement(p.partitioner); err != nil {
 			return nil, err
 		}
-		opts = append(opts, kgo.RecordPartitioner(kgoPartitioner{pl}))
+		opts = append(opts, kgo.RecordPartitioner(kgoPartitioner{p.partitioner}))
 	}
 	return opts, nil
 }
