@@ -96,6 +96,9 @@ func groupsDescribeCmd(f *connFlags) *cobra.Command {
 					if err := l.Error(); err != nil {
 						return fmt.Errorf("group %s: %w", name, err)
 					}
+					if err := withZKOffsets(ctx, cl, &l); err != nil {
+						return err
+					}
 					out = append(out, describeGroup(cl, l))
 				}
 				if f.json() {
