@@ -46,10 +46,15 @@ func root() *cobra.Command {
 
 // runCtx runs one command line with stdin and returns what it printed.
 func runCtx(ctx context.Context, stdin string, out io.Writer, args ...string) (string, error) {
+	return runIn(ctx, strings.NewReader(stdin), out, args...)
+}
+
+// runIn is runCtx with any reader as stdin.
+func runIn(ctx context.Context, stdin io.Reader, out io.Writer, args ...string) (string, error) {
 	r := root()
 	var errb bytes.Buffer
 	r.SetArgs(args)
-	r.SetIn(strings.NewReader(stdin))
+	r.SetIn(stdin)
 	r.SetOut(out)
 	r.SetErr(&errb)
 	err := r.ExecuteContext(ctx)
