@@ -268,3 +268,62 @@ func TestZKConsumerRefusesBrokerGroup(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestZKConsumerGrowsAndLeaves: when the topic gains partitions the
+// members share the new ones (the watch on /brokers/topics/T), and a
+// member that stops cleanly releases its partitions and deregisters at
+// once, so the other takes them without waiting for a session to expire.
+func TestZKConsumerGrowsAndLeaves(t *testing.T) {
+	e := startEnv(t)
+	topic := "grow"
+	run(t, "", "topics", "create", topic, "--partitions", "2", "--bootstrap-server", e.Addr)
+	z := e.ZK()
+	a := startZKMember(t, kafkaenv.ZooKeeper(), e.Chroot, topic)
+	startZKMember(t, kafkaenv.ZooKeeper(), e.Chroot, topic)
+	checkFor(t, 20*time.Second, "two members", func() bool { return len(members(z, e)) == 2 })
+	ids := members(z, e)
+	spread := func(n int, want ...string) func() bool {
+		return func() bool {
+			own := owners(t, z, e, topic)
+			count := map[string]int{}
+			for _, o := range own {
+				count[o]++
+			}
+			for _, w := range want {
+				if count[w] != n/len(want) {
+					return false
+				}
+			}
+			return len(own) == n && len(count) == len(want)
+		}
+	}
+	checkFor(t, 20*time.Second, "two partitions, one each", spread(2, ids...))
+	run(t, "", "topics", "alter", topic, "--partitions", "6", "--bootstrap-server", e.Addr)
+	checkFor(t, 20*time.Second, "six partitions, three each", spread(6, ids...))
+	// Stop a cleanly: once its command has returned, its member znode and
+	// its owner znodes are gone (released, not left to a session expiry).
+	a.cancel()
+	select {
+	case err := <-a.done:
+		if err != nil {
+			t.Fatalf("a clean stop failed: %v", err)
+		}
+		a.done <- nil // for the cleanup
+	case <-time.After(10 * time.Second):
+		t.Fatal("the member did not stop")
+	}
+	left := members(z, e)
+	if len(left) != 1 {
+		t.Fatalf("after a clean stop the members are %v, want one", left)
+	}
+	gone := ids[0]
+	if gone == left[0] {
+		gone = ids[1]
+	}
+	for p, o := range owners(t, z, e, topic) {
+		if o == gone {
+			t.Errorf("partition %d still owned by the stopped member", p)
+		}
+	}
+	checkFor(t, 20*time.Second, "the remaining member owns all six", spread(6, left[0]))
+}
