@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -16,23 +17,25 @@ import (
 
 // clusterCmd is one screen of cluster health: the brokers and the
 // controller (from the brokers), the controller epoch and the ZooKeeper
-// ensemble (from ZooKeeper, with --zookeeper), and the partitions that
-// are under-replicated or offline.
+// ensemble (from ZooKeeper, with --zookeeper: every member that
+// /zookeeper/config names, asked srvr and mntr), and the partitions that
+// are under-replicated or offline. An ensemble with no broker registered
+// shows the ZooKeeper part alone.
 func clusterCmd() *cobra.Command {
 	f := &connFlags{}
 	c := &cobra.Command{Use: "cluster", Short: "brokers, controller, ZooKeeper ensemble and unhealthy partitions", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withCluster(cmd, f, func(ctx context.Context, cl *cluster) error {
+			err := withCluster(cmd, f, func(ctx context.Context, cl *cluster) error {
 				h, err := clusterHealth(ctx, cl)
 				if err != nil {
 					return err
 				}
-				if f.json() {
-					return printJSON(cmd.OutOrStdout(), h)
-				}
-				printHealth(cmd.OutOrStdout(), h)
-				return nil
+				return showHealth(cmd, f, h)
 			})
+			if errors.Is(err, errNoBrokers) {
+				return zooKeeperOnly(cmd, f)
+			}
+			return err
 		}}
 	f.register(c)
 	return c
@@ -67,6 +70,42 @@ type zkServer struct {
 	Mntr        map[string]string `json:"mntr,omitempty"`
 }
 
+func showHealth(cmd *cobra.Command, f *connFlags, h *health) error {
+	if f.json() {
+		return printJSON(cmd.OutOrStdout(), h)
+	}
+	printHealth(cmd.OutOrStdout(), h)
+	return nil
+}
+
+// zooKeeperOnly is the screen of an ensemble that no broker uses (yet):
+// the ZooKeeper part alone, not a failure.
+func zooKeeperOnly(cmd *cobra.Command, f *connFlags) error {
+	ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
+	defer cancel()
+	z, err := f.requireZooKeeper(ctx)
+	if err != nil {
+		return err
+	}
+	defer z.Close()
+	h := &health{Controller: -1}
+	zooKeeperHealth(ctx, z, h)
+	return showHealth(cmd, f, h)
+}
+
+// zooKeeperHealth fills in the controller epoch and the ensemble.
+func zooKeeperHealth(ctx context.Context, z *zkClient, h *health) {
+	if data, _, err := z.Get(z.path("/controller_epoch")); err == nil {
+		var n int64
+		if json.Unmarshal(data, &n) == nil {
+			h.ControllerEpoch = &n
+		}
+	}
+	for _, s := range ensembleAddrs(z) {
+		h.ZooKeeper = append(h.ZooKeeper, probeZooKeeper(ctx, s))
+	}
+}
+
 func clusterHealth(ctx context.Context, cl *cluster) (*health, error) {
 	md, err := cl.adm.Metadata(ctx)
 	if err != nil {
@@ -88,15 +127,7 @@ func clusterHealth(ctx context.Context, cl *cluster) (*health, error) {
 		}
 	}
 	if cl.zk != nil {
-		if data, _, err := cl.zk.Get(cl.zk.path("/controller_epoch")); err == nil {
-			var n int64
-			if json.Unmarshal(data, &n) == nil {
-				h.ControllerEpoch = &n
-			}
-		}
-		for _, s := range cl.zk.servers {
-			h.ZooKeeper = append(h.ZooKeeper, probeZooKeeper(ctx, s))
-		}
+		zooKeeperHealth(ctx, cl.zk, h)
 	}
 	return h, nil
 }
@@ -166,22 +197,31 @@ func printHealth(w io.Writer, h *health) {
 	if h.ControllerEpoch != nil {
 		epoch = fmt.Sprint(*h.ControllerEpoch)
 	}
-	fmt.Fprintf(w, "cluster %s: %d brokers, controller %d (epoch %s)\n", h.ClusterID, len(h.Brokers), h.Controller, epoch)
-	var br []table.Row
-	for _, b := range h.Brokers {
-		ctl := ""
-		if b.Controller {
-			ctl = "*"
-		}
-		br = append(br, table.Row{b.ID, net.JoinHostPort(b.Host, fmt.Sprint(b.Port)), b.Rack, ctl})
+	if len(h.Brokers) == 0 {
+		fmt.Fprintln(w, "no brokers registered")
+	} else {
+		fmt.Fprintf(w, "cluster %s: %d brokers, controller %d (epoch %s)\n", h.ClusterID, len(h.Brokers), h.Controller, epoch)
 	}
-	printTable(w, table.Row{"BROKER", "ADDRESS", "RACK", "CONTROLLER"}, br)
+	if len(h.Brokers) > 0 {
+		var br []table.Row
+		for _, b := range h.Brokers {
+			ctl := ""
+			if b.Controller {
+				ctl = "*"
+			}
+			br = append(br, table.Row{b.ID, net.JoinHostPort(b.Host, fmt.Sprint(b.Port)), b.Rack, ctl})
+		}
+		printTable(w, table.Row{"BROKER", "ADDRESS", "RACK", "CONTROLLER"}, br)
+	}
 	if len(h.ZooKeeper) > 0 {
 		var zr []table.Row
 		for _, s := range h.ZooKeeper {
 			zr = append(zr, table.Row{s.Address, s.Mode, s.Zxid, s.Connections, s.Version})
 		}
 		printTable(w, table.Row{"ZOOKEEPER", "MODE", "ZXID", "CONNECTIONS", "VERSION"}, zr)
+	}
+	if len(h.Brokers) == 0 {
+		return
 	}
 	fmt.Fprintf(w, "%d partitions under-replicated, %d offline\n", len(h.UnderReplicated), len(h.Offline))
 	var pr []table.Row

@@ -135,6 +135,9 @@ func (z *zkClient) follow(ch <-chan zk.Event) {
 	}
 }
 
+// errNoBrokers: ZooKeeper holds no broker registration.
+var errNoBrokers = errors.New("no brokers registered")
+
 // brokerZNode is the part of /brokers/ids/{id} the tools read.
 type brokerZNode struct {
 	Host      string   `json:"host"`
@@ -160,7 +163,7 @@ func (b brokerZNode) addr() string {
 func zkBrokers(z *zkClient) (map[int32]string, <-chan zk.Event, error) {
 	ids, _, ev, err := z.ChildrenW(z.path("/brokers/ids"))
 	if errors.Is(err, zk.ErrNoNode) {
-		return nil, nil, fmt.Errorf("no brokers registered under %s", z.path("/brokers/ids"))
+		return nil, nil, fmt.Errorf("%w under %s", errNoBrokers, z.path("/brokers/ids"))
 	} else if err != nil {
 		return nil, nil, fmt.Errorf("reading %s: %w", z.path("/brokers/ids"), err)
 	}
@@ -260,7 +263,7 @@ func (f *connFlags) open(ctx context.Context, opts ...kgo.Opt) (*cluster, error)
 			}
 			if len(m) == 0 {
 				z.Close()
-				return nil, fmt.Errorf("no brokers registered under %s", z.path("/brokers/ids"))
+				return nil, fmt.Errorf("%w under %s", errNoBrokers, z.path("/brokers/ids"))
 			}
 			seeds, ev = addrList(m), e
 		}

@@ -144,3 +144,12 @@ func TestPercentile(t *testing.T) {
 		t.Errorf("%+v", s)
 	}
 }
+
+func TestParseEnsembleConfig(t *testing.T) {
+	got := parseEnsembleConfig("server.2=10.0.0.2:2888:3888:participant;0.0.0.0:2181\n" +
+		"server.1=127.0.0.1:2888:3888:participant;127.0.0.1:2182\nserver.3=[::1]:2888:3888:observer;2183\nversion=100000000\n")
+	want := []ensembleMember{{1, "participant", "127.0.0.1:2182"}, {2, "participant", "10.0.0.2:2181"}, {3, "observer", "[::1]:2183"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+}
