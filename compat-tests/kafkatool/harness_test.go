@@ -51,14 +51,19 @@ func runCtx(ctx context.Context, stdin string, out io.Writer, args ...string) (s
 
 // runIn is runCtx with any reader as stdin.
 func runIn(ctx context.Context, stdin io.Reader, out io.Writer, args ...string) (string, error) {
-	r := root()
 	var errb bytes.Buffer
+	err := runWith(ctx, stdin, out, &errb, args...)
+	return errb.String(), err
+}
+
+// runWith runs one command line with its three streams.
+func runWith(ctx context.Context, stdin io.Reader, out, errw io.Writer, args ...string) error {
+	r := root()
 	r.SetArgs(args)
 	r.SetIn(stdin)
 	r.SetOut(out)
-	r.SetErr(&errb)
-	err := r.ExecuteContext(ctx)
-	return errb.String(), err
+	r.SetErr(errw)
+	return r.ExecuteContext(ctx)
 }
 
 // run runs a command that must succeed within 30 s and returns its stdout.
