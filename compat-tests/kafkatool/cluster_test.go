@@ -66,6 +66,14 @@ func TestBench(t *testing.T) {
 			t.Errorf("bench zk %s: %+v", s.Op, s)
 		}
 	}
+	// --throughput paces: 30 records at 100/s cannot take less than 0.29 s.
+	slow := decode[struct {
+		Records int64   `json:"records"`
+		Seconds float64 `json:"seconds"`
+	}](t, run(t, "", append([]string{"bench", "produce", "b", "--records", "30", "--throughput", "100", "-o", "json"}, bs...)...))
+	if slow.Records != 30 || slow.Seconds < 0.29 {
+		t.Errorf("--throughput 100: %+v", slow)
+	}
 	if out := run(t, "", append([]string{"bench", "produce", "b", "--records", "10"}, bs...)...); !strings.Contains(out, "P99") {
 		t.Errorf("bench table:\n%s", out)
 	}

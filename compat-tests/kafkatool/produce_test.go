@@ -62,6 +62,16 @@ func TestProduceConsume(t *testing.T) {
 			break
 		}
 	}
+	// --from an offset and a timestamp on one partition.
+	if got := run(t, "", append([]string{"consume", "events", "--partition", "2", "--from", "1", "--until-end", "--format", `%o `}, bs...)...); !strings.HasPrefix(got, "1 2 ") {
+		t.Errorf("--from 1: %q", got)
+	}
+	if got := run(t, "", append([]string{"consume", "events", "--from", "@4102444800000", "--until-end"}, bs...)...); got != "" {
+		t.Errorf("--from a time after every record: %q", got)
+	}
+	if got := run(t, "", append([]string{"consume", "events", "--partition", "2", "--from", "@0", "--until-end", "--format", `%o `}, bs...)...); !strings.HasPrefix(got, "0 1 ") {
+		t.Errorf("--from @0: %q", got)
+	}
 	if err := runErr(t, append([]string{"produce", "events", "--acks", "0", "--idempotence"}, bs...)...); !strings.Contains(err.Error(), "--idempotence") {
 		t.Errorf("--acks 0 --idempotence: %v", err)
 	}

@@ -267,6 +267,24 @@ func TestZKConsumerRefusesBrokerGroup(t *testing.T) {
 	if !strings.Contains(err.Error(), "coordinated by the broker") {
 		t.Errorf("got %v", err)
 	}
+	// groups describe shows the live member and its assignment.
+	d := decode[[]struct {
+		State   string `json:"state"`
+		Members []struct {
+			ID string `json:"id"`
+		} `json:"members"`
+		Partitions []struct {
+			Partition int32  `json:"partition"`
+			Member    string `json:"member"`
+		} `json:"partitions"`
+	}](t, run(t, "", "groups", "describe", "zg", "--bootstrap-server", e.Addr, "-o", "json"))
+	if len(d) != 1 || d[0].State != "Stable" || len(d[0].Members) != 1 || len(d[0].Partitions) != 1 ||
+		d[0].Partitions[0].Member != d[0].Members[0].ID {
+		t.Errorf("describe of a live group: %+v", d)
+	}
+	if err := runErr(t, "groups", "reset-offsets", "zg", "--to-earliest", "--topic", "rg", "--execute", "--bootstrap-server", e.Addr); !strings.Contains(err.Error(), "active members") {
+		t.Errorf("reset of a live group: %v", err)
+	}
 }
 
 // TestZKConsumerGrowsAndLeaves: when the topic gains partitions the
