@@ -2,6 +2,7 @@ package kafkatool
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -50,6 +51,15 @@ func TestProduceConsume(t *testing.T) {
 	}
 	if got := run(t, "", append([]string{"consume", "events", "--from", "beginning", "--count", "3", "-o", "json"}, bs...)...); strings.Count(got, "\n") != 3 || !strings.Contains(got, `"topic":"events"`) {
 		t.Errorf("--count 3 -o json:\n%s", got)
+	}
+	// --file instead of stdin.
+	file := t.TempDir() + "/records.txt"
+	if err := os.WriteFile(file, []byte("from-file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, "", append([]string{"produce", "events", "--file", file, "--partition", "3"}, bs...)...)
+	if got := run(t, "", append([]string{"consume", "events", "--partition", "3", "--from", "beginning", "--until-end"}, bs...)...); !strings.HasSuffix(got, "from-file\n") {
+		t.Errorf("partition 3 after --file: %q", got)
 	}
 	// Round-robin ignores keys: 8 records over 4 partitions, 2 each.
 	sum2 := decode[struct {
@@ -129,6 +139,9 @@ func TestGroups(t *testing.T) {
 		t.Errorf("no reset target: %v", err)
 	}
 	run(t, "", append([]string{"groups", "delete", "g1"}, bs...)...)
+	if err := runErr(t, append([]string{"groups", "describe", "g1"}, bs...)...); !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("describing a deleted group: %v", err)
+	}
 	if out := run(t, "", append([]string{"groups", "list"}, bs...)...); strings.Contains(out, "g1") {
 		t.Errorf("g1 listed after delete:\n%s", out)
 	}

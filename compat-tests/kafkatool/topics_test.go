@@ -62,6 +62,9 @@ func TestTopics(t *testing.T) {
 	if err := runErr(t, append([]string{"topics", "create", "orders", "--partitions", "1"}, bs...)...); !strings.Contains(err.Error(), "orders") {
 		t.Errorf("creating an existing topic: %v", err)
 	}
+	if err := runErr(t, append([]string{"topics", "describe", "nope"}, bs...)...); !strings.Contains(err.Error(), "nope") || !strings.Contains(err.Error(), "UNKNOWN_TOPIC") {
+		t.Errorf("describing a missing topic: %v", err)
+	}
 	run(t, "", append([]string{"topics", "delete", "orders"}, bs...)...)
 	checkFor(t, 10e9, "orders still listed after delete", func() bool {
 		return !strings.Contains(run(t, "", append([]string{"topics", "list"}, bs...)...), "orders")

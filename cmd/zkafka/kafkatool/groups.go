@@ -99,6 +99,9 @@ func groupsDescribeCmd(f *connFlags) *cobra.Command {
 					if err := withZKOffsets(ctx, cl, &l); err != nil {
 						return err
 					}
+					if l.State == "Dead" && len(l.Lag) == 0 {
+						return fmt.Errorf("group %s does not exist", name)
+					}
 					out = append(out, describeGroup(cl, l))
 				}
 				if f.json() {

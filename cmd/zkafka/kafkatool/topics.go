@@ -169,8 +169,10 @@ func topicsDescribeCmd(f *connFlags) *cobra.Command {
 					}
 					out = append(out, d)
 				}
-				if len(args) > 0 && len(out) == 0 && !under && !unavail {
-					return fmt.Errorf("no such topic: %s", strings.Join(args, ", "))
+				for _, d := range out {
+					if d.Error != "" && len(args) > 0 {
+						return fmt.Errorf("topic %s: %s", d.Name, d.Error)
+					}
 				}
 				if f.json() {
 					return printJSON(cmd.OutOrStdout(), out)
