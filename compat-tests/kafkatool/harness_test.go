@@ -118,6 +118,7 @@ type proxy struct {
 	l     net.Listener
 	mu    sync.Mutex
 	conns []net.Conn
+	cut   bool // refuse connections (closing them at once) until heal
 }
 
 func startProxy(t *testing.T, target string) *proxy {
@@ -131,6 +132,13 @@ func startProxy(t *testing.T, target string) *proxy {
 			c, err := l.Accept()
 			if err != nil {
 				return
+			}
+			p.mu.Lock()
+			cut := p.cut
+			p.mu.Unlock()
+			if cut {
+				c.Close()
+				continue
 			}
 			u, err := net.Dial("tcp", target)
 			if err != nil {
@@ -149,6 +157,23 @@ func startProxy(t *testing.T, target string) *proxy {
 }
 
 func (p *proxy) addr() string { return p.l.Addr().String() }
+
+// partition cuts every connection and refuses new ones until heal.
+func (p *proxy) partition() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = true
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+func (p *proxy) heal() {
+	p.mu.Lock()
+	p.cut = false
+	p.mu.Unlock()
+}
 
 func (p *proxy) kill() {
 	p.l.Close()

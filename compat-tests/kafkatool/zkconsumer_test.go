@@ -345,3 +345,34 @@ func TestZKConsumerGrowsAndLeaves(t *testing.T) {
 	}
 	checkFor(t, 20*time.Second, "the remaining member owns all six", spread(6, left[0]))
 }
+
+// TestZKConsumerRejoinsAfterItsSessionExpired: a member cut off from
+// ZooKeeper for longer than its session timeout loses its member and
+// owner znodes (the other member takes everything); when the network
+// heals it gets a new session, registers again, and the two share the
+// partitions again.
+func TestZKConsumerRejoinsAfterItsSessionExpired(t *testing.T) {
+	e := startEnv(t)
+	topic := "rejoin"
+	run(t, "", "topics", "create", topic, "--partitions", "6", "--bootstrap-server", e.Addr)
+	z := e.ZK()
+	startZKMember(t, kafkaenv.ZooKeeper(), e.Chroot, topic)
+	checkFor(t, 20*time.Second, "one member", func() bool { return len(members(z, e)) == 1 })
+	stay := members(z, e)[0]
+	px := startProxy(t, kafkaenv.ZooKeeper())
+	startZKMember(t, px.addr(), e.Chroot, topic)
+	checkFor(t, 20*time.Second, "two members sharing six partitions", func() bool {
+		m := members(z, e)
+		return len(m) == 2 && balanced(owners(t, z, e, topic), m)
+	})
+	px.partition()
+	checkFor(t, 20*time.Second, "the cut-off member's session expired and the other owns all", func() bool {
+		m := members(z, e)
+		return len(m) == 1 && m[0] == stay && balanced(owners(t, z, e, topic), m)
+	})
+	px.heal()
+	checkFor(t, 30*time.Second, "the member back with a new session, sharing again", func() bool {
+		m := members(z, e)
+		return len(m) == 2 && balanced(owners(t, z, e, topic), m)
+	})
+}
