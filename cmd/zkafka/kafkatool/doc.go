@@ -17,12 +17,17 @@
 // prints tables (go-pretty) for people and -o json for scripts, and fails
 // with an error that the root prints as one line.
 //
-// Files: one per command (topics.go, produce.go, consume.go, groups.go,
-// cluster.go, bench*.go), and the pieces they share: conn.go (flags,
-// clients, broker discovery through ZooKeeper), output.go (tables, JSON,
-// progress), partitioner.go and murmur2.go (record placement), format.go
-// (the kcat format), zkconsumer.go and assign.go (the ZooKeeper-coordinated
+// Files: one per command (topics.go and topics_alter.go, produce.go,
+// consume.go, groups.go, groups_reset.go and groups_zk.go, cluster.go and
+// ensemble.go, bench.go and bench_zk.go), and the pieces they share:
+// conn.go (flags, clients, broker discovery through ZooKeeper), output.go
+// and progress.go (tables, JSON, the progress bar on a terminal),
+// partitioner.go and murmur2.go (record placement), format.go (the kcat
+// format), zkconsumer.go and assign.go (the ZooKeeper-coordinated
 // consumer), latency.go (percentiles).
+//
+// The tests that run these commands against a real broker and ZooKeeper
+// are in compat-tests/kafkatool (they need compat-tests/internal/kafkaenv).
 package kafkatool
 
 import "github.com/spf13/cobra"
