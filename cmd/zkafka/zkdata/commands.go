@@ -43,15 +43,15 @@ import is complete. zxids given out afterwards follow the last imported one.`,
 			if err != nil {
 				return err
 			}
-			return runImport(cmd.OutOrStdout(), from, cfg)
+			return RunImport(cmd.OutOrStdout(), from, cfg)
 		},
 	}
 	c.Flags().StringVar(&from, "from", "", "the Apache ZooKeeper dataDir (or its version-2)")
 	return c
 }
 
-// runImport loads dir and seeds cfg's data directory with it.
-func runImport(out io.Writer, dir string, cfg quorum.Config) error {
+// RunImport loads dir and seeds cfg's data directory with it.
+func RunImport(out io.Writer, dir string, cfg quorum.Config) error {
 	start := time.Now()
 	dt, info, err := apachezk.LoadDir(dir)
 	if err != nil {
@@ -97,14 +97,15 @@ dataDir=DIR: every znode with its stats and ACL, and the open sessions.`,
 			if err != nil {
 				return err
 			}
-			return runExport(cmd.OutOrStdout(), cfg, to)
+			return RunExport(cmd.OutOrStdout(), cfg, to)
 		},
 	}
 	c.Flags().StringVar(&to, "to", "", "the Apache ZooKeeper dataDir to write (its version-2 must be empty or absent)")
 	return c
 }
 
-func runExport(out io.Writer, cfg quorum.Config, dir string) error {
+// RunExport writes the tree of the stopped server of cfg into dir as a ZooKeeper snapshot.
+func RunExport(out io.Writer, cfg quorum.Config, dir string) error {
 	if des, err := os.ReadDir(filepath.Join(dir, "version-2")); err == nil && len(des) > 0 {
 		return fmt.Errorf("export: %s already holds ZooKeeper data", filepath.Join(dir, "version-2"))
 	}

@@ -24,11 +24,11 @@ type CopyOptions struct {
 
 // CopyReport is what a live copy did and what it could not carry.
 type CopyReport struct {
-	Created, Updated  int // persistent znodes written on the target
-	SkippedEphemeral  int // ephemeral znodes (they belong to a session)
-	SkippedSystem     int // /zookeeper and what is under it
-	Unreadable        []string
-	Bytes             int64
+	Created, Updated int // persistent znodes written on the target
+	SkippedEphemeral int // ephemeral znodes (they belong to a session)
+	SkippedSystem    int // /zookeeper and what is under it
+	Unreadable       []string
+	Bytes            int64
 }
 
 // copied is one znode read from the source.
