@@ -155,13 +155,16 @@ func replay(dt *DataTree, logs []file, info *LoadInfo) error {
 	return nil
 }
 
-// emptyTree is a fresh ZooKeeper's tree: /, /zookeeper, /zookeeper/quota
-// (and /zookeeper/config, which the server writes itself).
+// emptyTree is a fresh ZooKeeper's tree (the DataTree constructor): /,
+// /zookeeper, /zookeeper/quota and /zookeeper/config (world read,
+// aversion -1), every stat zero.
 func emptyTree() *DataTree {
 	dt := newDataTree()
 	dt.Nodes[""] = &Node{Data: []byte{}, ACL: zkproto.OpenACLUnsafe}
-	for _, p := range []string{"/zookeeper", "/zookeeper/quota"} {
+	for _, p := range []string{"/zookeeper", "/zookeeper/quota", "/zookeeper/config"} {
 		dt.createNode(p, []byte{}, nil, 0, 0, 0, 0)
 	}
+	cfg := dt.Nodes["/zookeeper/config"]
+	cfg.ACL, cfg.Stat.Aversion = zkproto.ReadACLUnsafe, -1
 	return dt
 }

@@ -154,3 +154,5 @@ func (r *reader) fileHeader(magic string) (dbid int64) {
 	}
 	return dbid
 }
+
+func adler(b []byte) uint32 { return adler32.Checksum(b) }
