@@ -28,6 +28,7 @@ type CopyReport struct {
 	SkippedEphemeral int // ephemeral znodes (they belong to a session)
 	SkippedSystem    int // /zookeeper and what is under it
 	Unreadable       []string
+	Redacted         []string // digest ACLs the source showed as user:x (no ADMIN on the node)
 	Bytes            int64
 }
 
@@ -143,6 +144,9 @@ func walk(c *zk.Conn, root string, rep *CopyReport, t *progress.Tracker) ([]copi
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return nil, fmt.Errorf("list %s: %w", p, err)
 		}
+		if redacted(acl) {
+			rep.Redacted = append(rep.Redacted, p)
+		}
 		out = append(out, copied{path: p, data: data, acl: acl})
 		for _, k := range kids {
 			queue = append(queue, path.Join(p, k))
@@ -150,6 +154,17 @@ func walk(c *zk.Conn, root string, rep *CopyReport, t *progress.Tracker) ([]copi
 		t.Increment(1)
 	}
 	return out, nil
+}
+
+// redacted reports whether getACL hid a digest (ZooKeeper shows user:x to
+// a client without ADMIN permission on the node).
+func redacted(acl []zk.ACL) bool {
+	for _, a := range acl {
+		if a.Scheme == "digest" && strings.HasSuffix(a.ID, ":x") {
+			return true
+		}
+	}
+	return false
 }
 
 // writeAll creates (or overwrites) every node with an open ACL, then sets
@@ -208,6 +223,11 @@ func (r *CopyReport) String() string {
 	if len(r.Unreadable) > 0 {
 		fmt.Fprintf(&b, "  %d znodes the source refused to read (NoAuth; pass --auth): %s\n",
 			len(r.Unreadable), strings.Join(r.Unreadable[:min(len(r.Unreadable), 10)], " "))
+	}
+	if len(r.Redacted) > 0 {
+		fmt.Fprintf(&b, "  %d digest ACLs the source hid (no ADMIN on the node; pass --auth with ADMIN rights):\n"+
+			"    they were copied as shown (user:x), which only a super user can pass: %s\n",
+			len(r.Redacted), strings.Join(r.Redacted[:min(len(r.Redacted), 10)], " "))
 	}
 	return b.String()
 }
