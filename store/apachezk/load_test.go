@@ -232,3 +232,26 @@ func TestTornAndFallback(t *testing.T) {
 		t.Errorf("no cut dropped a txn")
 	}
 }
+
+// TestLogWriter: a log written by LogWriter replays on its snapshot.
+func TestLogWriter(t *testing.T) {
+	dir := dirWith(t, "snapshot.7b", "log.6a", "log.7d")
+	os.Remove(filepath.Join(dir, "log.7d"))
+	l, err := CreateLog(dir, 0x7d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Create(0, 0x7d, 5, "/w", []byte("w"), zkproto.OpenACLUnsafe, 100)
+	l.SetData(0, 0x7e, 6, "/w", []byte("w1"), 1)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dt, info, err := LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := dt.Nodes["/w"]
+	if w == nil || string(w.Data) != "w1" || w.Stat.Version != 1 || dt.Nodes[""].Stat.Cversion != 100 || dt.LastZxid != 0x7e || len(info.Torn) != 0 {
+		t.Errorf("/w %+v, root %+v, zxid 0x%x, torn %v", w, dt.Nodes[""], dt.LastZxid, info.Torn)
+	}
+}
