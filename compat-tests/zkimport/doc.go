@@ -5,6 +5,8 @@
 // more txns; then zkafka after zk-import and Apache ZooKeeper on the same
 // directory must answer the same for every znode (data, ACL, stat) and the
 // sessions with ephemerals, and so must Apache ZooKeeper on the snapshot
-// that zk-export writes. Run with ZKAFKA_WRITE_FIXTURES=DIR it also copies
+// that zk-export writes. A Kafka broker that ran on Apache ZooKeeper,
+// restarted on zkafka's ZooKeeper after the import, serves its topic, its
+// records and its group's committed offsets. Run with ZKAFKA_WRITE_FIXTURES=DIR it also copies
 // the data directory there (store/apachezk/testdata was made so).
 package zkimport
