@@ -1,6 +1,7 @@
 package quorum
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -35,7 +36,11 @@ func ImportTree(cfg Config, t *znode.Tree) error {
 	if err := os.MkdirAll(cfg.DataLogDir, 0o755); err != nil {
 		return err
 	}
-	return raftnode.Seed(cfg.raftDir(), peers, uint64(t.LastZxid()), t.WriteSnapshot)
+	err := raftnode.Seed(cfg.raftDir(), peers, uint64(t.LastZxid()), t.WriteSnapshot)
+	if errors.Is(err, raftnode.ErrNotEmpty) {
+		err = fmt.Errorf("%w (an import needs a dataDir, or dataLogDir, with no version-2 yet: not the Apache ZooKeeper dataDir itself, nor one zkafka already ran on)", err)
+	}
+	return err
 }
 
 // ExportTree reads the tree of a stopped server from its data directory:
