@@ -38,7 +38,7 @@ func must(t *testing.T, err error, what string) {
 }
 
 // scriptEveryOp runs one of each write that becomes a txn: create (plain,
-// sequential, ephemeral), create2, createContainer, createTTL, setData,
+// sequential, ephemeral), create2 (raw_test.go), createContainer, createTTL, setData,
 // setACL, delete, multi (with check; and a failing one, an error txn),
 // createSession and closeSession (with ephemerals to delete).
 func scriptEveryOp(t *testing.T, addr, prefix string) {
@@ -60,6 +60,7 @@ func scriptEveryOp(t *testing.T, addr, prefix string) {
 	must(t, err, "create under container")
 	_, err = c.CreateTTL(base+"/ttl", []byte("ttl"), zk.FlagTTL, open, time.Hour)
 	must(t, err, "create ttl")
+	create2(t, addr, base+"/create2", []byte("c2"))
 	_, err = c.Create(base+"/null", nil, 0, open)
 	must(t, err, "create null")
 	_, err = c.Create(base+"/acl", []byte("secret"), 0, digest)
