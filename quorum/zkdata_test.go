@@ -2,8 +2,10 @@ package quorum
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -89,5 +91,57 @@ func TestImportTreeZxidsGrow(t *testing.T) {
 	}
 	if _, ok := tree.Sessions()[0x4242]; !ok {
 		t.Errorf("the imported session is gone from the export: %v", tree.Sessions())
+	}
+}
+
+// TestImportTreeEnsemble: two members of three import the tree, the third
+// starts empty and receives it from the leader as a raft snapshot; every
+// member serves the imported stats and new writes get larger zxids.
+func TestImportTreeEnsemble(t *testing.T) {
+	specs := make([]ServerSpec, 3)
+	for i := range specs {
+		specs[i] = ServerSpec{ID: uint64(i + 1), Host: "127.0.0.1", PeerPort: inprocFreePort(t)}
+	}
+	ens := &inprocEnsemble{stopped: make([]bool, 3)}
+	root := t.TempDir()
+	for i := range specs {
+		cfg := DefaultConfig(filepath.Join(root, fmt.Sprint(i+1)))
+		cfg.TickTime = 200 * time.Millisecond
+		cfg.MaxSessionTimeout = 40 * time.Second
+		cfg.MyID = uint64(i + 1)
+		cfg.Servers = specs
+		if i < 2 {
+			if err := ImportTree(cfg, importedTree(t)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rl := &reapLog{}
+		s, err := start(cfg, slog.New(rl), l, startOptions{})
+		if err != nil {
+			l.Close()
+			t.Fatalf("server %d: %v", i+1, err)
+		}
+		t.Cleanup(func() { s.Close() })
+		ens.servers = append(ens.servers, s)
+		ens.logs = append(ens.logs, rl)
+	}
+	ens.waitLeader(t)
+	for i, s := range ens.servers {
+		failstopCheckFor(t, 30*time.Second, fmt.Sprintf("server %d serves /app", i+1), func() bool {
+			_, st, err := s.tree.Load().Get("/app")
+			return err == zkproto.ErrOK && st.Version == 4 && st.Mzxid == 0x100000009
+		})
+	}
+	c, _ := failstopClient(t, ens.servers[2].Addr().String())
+	if _, err := c.Create("/app/x", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	_, st, err := c.Get("/app/x")
+	if err != nil || st.Czxid <= importedZxid {
+		t.Fatalf("a write after the import: %+v, %v", st, err)
 	}
 }
