@@ -39,6 +39,7 @@
 //	config_keys.go      the rules of every zoo.cfg key (QuorumPeerConfig's, or stricter)
 //	stats.go            the counters the four-letter words report
 //	limits_unix.go      the open-file limit, for mntr
+//	zkdata.go           ImportTree and ExportTree: a tree from and to store/apachezk (zk-import, zk-export)
 //
 // # The request pipeline
 //
@@ -78,7 +79,11 @@
 //     writer executes it only after their outcomes are in) and none it sent
 //     after it (the reader proposes a write only once the reads queued
 //     before it are executed: conn.readsAhead).
-//   - The zxid of a txn is its raft index. Zxids increase in log order on
+//   - The zxid of a txn is its raft index. A tree imported from Apache
+//     ZooKeeper (ImportTree, zkdata.go) becomes a raft snapshot at index =
+//     its last zxid, so the log, and every zxid given out after it, starts
+//     above every imported zxid: no offset to add, zxids only grow.
+//     Zxids increase in log order on
 //     every member, with gaps where raft has entries of its own (a new
 //     leader's empty entry, configuration changes).
 //   - apply is deterministic: every member applies the same txns to the same

@@ -91,6 +91,11 @@
 // for it; the follower checks them, stores them as its own snapshot file,
 // resets its log and restores its state machine.
 //
+// Seed (seed.go) prepares an empty directory whose first start begins
+// from a given state machine snapshot at a given index (an imported tree:
+// the log then starts at index+1); Replay reads a stopped node's committed
+// state without starting it (an export).
+//
 // # Membership
 //
 // The first start writes Config.Peers as the membership into the state

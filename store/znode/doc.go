@@ -57,7 +57,14 @@
 //     keep that owner internally and show ephemeralOwner 0.
 //   - owners has exactly one entry per node whose owner is not 0.
 //   - The ACL table only grows while the tree lives; Clone shares its prefix.
-//   - LastZxid is the Zxid of the last Apply, failed or not.
+//   - LastZxid is the Zxid of the last Apply, failed or not. A tree built
+//     from another format (Build: an Apache ZooKeeper import) starts at that
+//     format's last zxid; its owner (quorum) applies later txns with larger
+//     zxids only (the raft log of an imported tree starts after it).
+//
+// Build and Records move whole trees in and out as Records (StatPersisted
+// fields, the persisted cversion, the raw ephemeralOwner), for
+// store/apachezk.
 //
 // # Differences from ZooKeeper
 //
