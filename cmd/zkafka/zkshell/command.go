@@ -1,0 +1,216 @@
+package zkshell
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/spf13/cobra"
+)
+
+// options are the flags of `zkafka zk`.
+type options struct {
+	server  string
+	output  string
+	timeout time.Duration
+}
+
+// Command is `zkafka zk [cmd args...]`: one zkCli command from the
+// arguments, or a shell reading commands (interactive on a terminal, a
+// script otherwise).
+func Command() *cobra.Command {
+	var o options
+	cmd := &cobra.Command{
+		Use:   "zk [flags] [cmd args...]",
+		Short: "a ZooKeeper shell with zkCli's commands (ls, get, set, create, ...)",
+		Long: `A ZooKeeper shell with zkCli.sh's commands, their spellings and their output:
+` + commandList() + `
+With a command it runs that command and exits (status 1 if it failed); without,
+it reads commands: on a terminal with a prompt, history and completion of paths
+(Tab), else a script from stdin. -o json prints ls, get and stat as JSON.`,
+		Example: "  zkafka zk --zookeeper 127.0.0.1:2181 ls -R /\n  zkafka zk -server 127.0.0.1:2181/chroot",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return run(cmd, o, args)
+		},
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveDefault
+			}
+			return commandNames(), cobra.ShellCompDirectiveNoFileComp
+		},
+	}
+	cmd.Flags().SetInterspersed(false) // the shell command's own options follow it
+	cmd.Flags().StringVar(&o.server, "zookeeper", "127.0.0.1:2181", "ZooKeeper to connect to: HOST:PORT[,HOST:PORT...][/chroot]")
+	cmd.Flags().StringVar(&o.server, "server", "127.0.0.1:2181", "the same as --zookeeper (zkCli's spelling)")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format of ls, get and stat: text or json")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 30*time.Second, "session timeout, and how long to wait for a connection")
+	return cmd
+}
+
+// commandList is the help's list of the shell's commands.
+func commandList() string {
+	var b strings.Builder
+	for _, n := range commandNames() {
+		fmt.Fprintf(&b, "  %s %s\n", n, commandsByName[n].usage)
+	}
+	return b.String()
+}
+
+// failed is the exit status of a shell that has printed why it failed.
+type failed int
+
+func (f failed) Error() string { return fmt.Sprintf("exit status %d", int(f)) }
+func (f failed) ExitCode() int { return int(f) }
+
+func run(cmd *cobra.Command, o options, args []string) error {
+	if o.output != "text" && o.output != "json" {
+		return fmt.Errorf("-o %s: the output format is text or json", o.output)
+	}
+	interactive := len(args) == 0
+	s, err := Dial(o.server, o.timeout, cmd.OutOrStdout(), cmd.ErrOrStderr(), interactive)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	s.json = o.output == "json"
+	if !interactive {
+		err := s.Run(strings.Join(quoteWords(args), " "))
+		switch {
+		case err == nil, errors.Is(err, errQuit):
+			return nil
+		case errors.Is(err, errUsage):
+			return failed(2)
+		default:
+			return failed(1)
+		}
+	}
+	if f, ok := cmd.InOrStdin().(*os.File); ok && isTerminal(f) {
+		return s.Interactive(f)
+	}
+	return s.Script(cmd.InOrStdin())
+}
+
+// quoteWords quotes the arguments that hold spaces, so that the line they
+// make splits back into them (zkafka zk set /a "two words").
+func quoteWords(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t") {
+			if strings.Contains(a, `"`) {
+				a = "'" + a + "'"
+			} else {
+				a = `"` + a + `"`
+			}
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// Dial connects a shell to server (HOST:PORT[,...][/chroot]) and waits,
+// at most timeout, for the session. Results go to out, errors to errOut;
+// with sessionEvents the connection's state changes are printed as watch
+// events, as zkCli prints them.
+func Dial(server string, timeout time.Duration, out, errOut io.Writer, sessionEvents bool) (*Shell, error) {
+	hosts, chroot, err := parseServer(server)
+	if err != nil {
+		return nil, err
+	}
+	side := &sidecar{}
+	s := &Shell{side: side, server: server, chroot: chroot, timeout: timeout,
+		out: out, errOut: errOut, watches: map[watchKey]bool{}, sessionEvents: sessionEvents,
+		eventReady: make(chan struct{}, 1)}
+	connected := make(chan struct{})
+	var once sync.Once
+	conn, events, err := zk.Connect(hosts, timeout, zk.WithDialer(side.dialer), zk.WithLogger(quietLogger{}),
+		zk.WithLogInfo(false), zk.WithEventCallback(func(ev zk.Event) {
+			if ev.Type == zk.EventSession && ev.State == zk.StateHasSession {
+				once.Do(func() { close(connected) })
+			}
+			s.queueEvent(ev)
+		}))
+	if err != nil {
+		return nil, fmt.Errorf("cannot connect to %s: %v", server, err)
+	}
+	s.conn = conn
+	go func() {
+		for range events { // the callback has them; the channel must not fill
+		}
+	}()
+	go s.printEvents()
+	select {
+	case <-connected:
+		return s, nil
+	case <-time.After(timeout):
+		s.closing.Store(true)
+		conn.Close()
+		return nil, fmt.Errorf("cannot connect to %s within %s", server, timeout)
+	}
+}
+
+// Close ends the session; a shell that prints session events prints the
+// Closed event zkCli prints.
+func (s *Shell) Close() {
+	s.closing.Store(true)
+	s.conn.Close()
+	if s.sessionEvents {
+		s.outMu.Lock()
+		printEvent(s.out, -1, 7, "")
+		s.outMu.Unlock()
+	}
+}
+
+// parseServer splits HOST:PORT[,HOST:PORT...][/chroot].
+func parseServer(server string) (hosts []string, chroot string, err error) {
+	if i := strings.IndexByte(server, '/'); i >= 0 {
+		server, chroot = server[:i], server[i:]
+		if chroot == "/" {
+			chroot = ""
+		} else if err := checkPath(chroot); err != nil {
+			return nil, "", fmt.Errorf("chroot %s: %v", chroot, err)
+		}
+	}
+	for _, h := range strings.Split(server, ",") {
+		if h == "" {
+			return nil, "", fmt.Errorf("--zookeeper %q: want HOST:PORT[,HOST:PORT...][/chroot]", server)
+		}
+		if !strings.Contains(h, ":") {
+			h += ":2181"
+		}
+		hosts = append(hosts, h)
+	}
+	return hosts, chroot, nil
+}
+
+// abs is the server's path for the shell's path p.
+func (s *Shell) abs(p string) string {
+	if s.chroot == "" {
+		return p
+	}
+	if p == "/" {
+		return s.chroot
+	}
+	return s.chroot + p
+}
+
+// rel is the shell's path for the server's path p.
+func (s *Shell) rel(p string) string {
+	if s.chroot == "" || !strings.HasPrefix(p, s.chroot) {
+		return p
+	}
+	if p == s.chroot {
+		return "/"
+	}
+	return strings.TrimPrefix(p, s.chroot)
+}
+
+// quietLogger drops the client's own log lines: the shell reports what
+// matters itself.
+type quietLogger struct{}
+
+func (quietLogger) Printf(string, ...any) {}
