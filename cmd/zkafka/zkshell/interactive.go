@@ -20,6 +20,7 @@ func isTerminal(f *os.File) bool { return readline.IsTerminal(int(f.Fd())) }
 // a history (the arrow keys, Ctrl-R) and completion (Tab) of command
 // names and paths, until quit or end of input.
 func (s *Shell) Interactive(in *os.File) error {
+	s.reading = true
 	rl, err := readline.NewEx(&readline.Config{
 		Prompt:          s.prompt(),
 		AutoComplete:    completer{s},
@@ -54,6 +55,7 @@ func (s *Shell) Interactive(in *os.File) error {
 // Script runs the commands of r, one a line, until quit or its end, as
 // zkCli does when its input is not a terminal: no prompt.
 func (s *Shell) Script(r io.Reader) error {
+	s.reading = true
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {

@@ -30,6 +30,7 @@ type Shell struct {
 	errOut io.Writer
 
 	history       []string    // every line run, numbered from 0 as zkCli numbers them
+	reading       bool        // reading commands (Interactive, Script), not running one
 	sessionEvents bool        // print the connection's state changes (a shell reading commands)
 	closing       atomic.Bool // Close has begun: no more events
 
@@ -79,7 +80,9 @@ func (s *Shell) runWords(words []string) error {
 	c, ok := commandsByName[name]
 	if !ok {
 		s.outMu.Lock()
-		printUsage(s.errOut)
+		if s.reading { // a shell reading commands, not one command: the list helps
+			printUsage(s.errOut)
+		}
 		fmt.Fprintf(s.errOut, "Command not found: Command not found %s\n", name)
 		s.outMu.Unlock()
 		return errUsage
