@@ -1,0 +1,158 @@
+package zkshell
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+func TestSplitLine(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want []string
+	}{
+		{`create /a "two words" world:anyone:r`, []string{"create", "/a", "two words", "world:anyone:r"}},
+		{`set /a 'it"s'`, []string{"set", "/a", `it"s`}},
+		{"  ls   -R  / ", []string{"ls", "-R", "/"}},
+		{`set /a ""`, []string{"set", "/a", ""}},
+	} {
+		if got := splitLine(tc.line); !slices.Equal(got, tc.want) {
+			t.Errorf("%q: %q, want %q", tc.line, got, tc.want)
+		}
+	}
+}
+
+func TestParseOptions(t *testing.T) {
+	opts, args, err := parseOptions("sv:", []string{"-s", "/a", "-v", "3", "data"})
+	if err != nil || opts['v'] != "3" || !slices.Equal(args, []string{"/a", "data"}) {
+		t.Errorf("got %v %q %v", opts, args, err)
+	}
+	if _, _, err := parseOptions("s", []string{"-x"}); err == nil || !strings.Contains(err.Error(), "Unrecognized option: -x") {
+		t.Errorf("-x: %v", err)
+	}
+	if _, _, err := parseOptions("v:", []string{"/a", "-v"}); err == nil || !strings.Contains(err.Error(), "Missing argument") {
+		t.Errorf("-v without a value: %v", err)
+	}
+	// A negative number is an argument (set /a -1), not an option.
+	if _, args, err := parseOptions("s", []string{"/a", "-1"}); err != nil || !slices.Equal(args, []string{"/a", "-1"}) {
+		t.Errorf("-1: %q %v", args, err)
+	}
+}
+
+func TestParseACL(t *testing.T) {
+	acl, err := parseACL("digest:user1:GMJqCvSAmNfv41XqBotWHO0HsNc=:r,world:anyone:cdrwa")
+	want := []zk.ACL{{Perms: zk.PermRead, Scheme: "digest", ID: "user1:GMJqCvSAmNfv41XqBotWHO0HsNc="}, {Perms: zk.PermAll, Scheme: "world", ID: "anyone"}}
+	if err != nil || !slices.Equal(acl, want) {
+		t.Errorf("got %v %v", acl, err)
+	}
+	for _, bad := range []string{"world:anyone", "world:anyone:rx"} {
+		if _, err := parseACL(bad); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+	if got := permString(zk.PermAll); got != "cdrwa" {
+		t.Errorf("permString = %q", got)
+	}
+}
+
+func TestParseServerAndChroot(t *testing.T) {
+	hosts, chroot, err := parseServer("a:1,b/app/x")
+	if err != nil || !slices.Equal(hosts, []string{"a:1", "b:2181"}) || chroot != "/app/x" {
+		t.Fatalf("got %q %q %v", hosts, chroot, err)
+	}
+	s := &Shell{chroot: chroot}
+	for p, abs := range map[string]string{"/": "/app/x", "/n": "/app/x/n"} {
+		if s.abs(p) != abs || s.rel(abs) != p {
+			t.Errorf("%s: abs %s rel %s", p, s.abs(p), s.rel(abs))
+		}
+	}
+	for _, bad := range []string{"a:1/", "a:1/x/", ",a:1"} {
+		if _, c, err := parseServer(bad); err == nil && c != "" {
+			t.Errorf("%q: chroot %q, no error", bad, c)
+		}
+	}
+}
+
+func TestJavaDate(t *testing.T) {
+	ms := time.Date(2026, 12, 1, 9, 52, 31, 0, time.Local).UnixMilli()
+	want := time.UnixMilli(ms).Format("Mon Jan 02 15:04:05 MST 2006")
+	if got := javaDate(ms); got != want || !strings.HasPrefix(got, "Tue Dec 01 09:52:31 ") {
+		t.Errorf("javaDate = %q", got)
+	}
+}
+
+// TestCompletion: the first word completes from the command names, a
+// path from the children of its parent, chroot or not.
+func TestCompletion(t *testing.T) {
+	addr := startServer(t)
+	var out bytes.Buffer
+	s, err := Dial(addr, 10*time.Second, &out, &out, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, line := range []string{"create /app a", "create /app/alpha 1", "create /app/beta 2", "create /app/alpine 3"} {
+		if err := s.Run(line); err != nil {
+			t.Fatalf("%s: %v\n%s", line, err, out.String())
+		}
+	}
+	c := completer{s}
+	for _, tc := range []struct {
+		line  string
+		want  []string
+		share int
+	}{
+		{"getA", []string{"cl", "llChildrenNumber"}, 4},
+		{"ls /ap", []string{"p"}, 2},
+		{"get /app/al", []string{"pha", "pine"}, 2},
+		{"get /app/", []string{"alpha", "alpine", "beta"}, 0},
+		{"set /app x", nil, 0},
+	} {
+		cands, share := c.Do([]rune(tc.line), len([]rune(tc.line)))
+		var got []string
+		for _, r := range cands {
+			got = append(got, string(r))
+		}
+		if !slices.Equal(got, tc.want) || share != tc.share {
+			t.Errorf("%q: %q (%d), want %q (%d)", tc.line, got, share, tc.want, tc.share)
+		}
+	}
+	chrooted, err := Dial(addr+"/app", 10*time.Second, &out, &out, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer chrooted.Close()
+	if cands, _ := (completer{chrooted}).Do([]rune("get /b"), 6); len(cands) != 1 || string(cands[0]) != "eta" {
+		t.Errorf("chroot: %q", cands)
+	}
+}
+
+// TestChrootEvents: a shell under a chroot sees its own paths in events
+// and in getEphemerals.
+func TestChrootEvents(t *testing.T) {
+	addr := startServer(t)
+	var out bytes.Buffer
+	root, err := Dial(addr, 10*time.Second, &out, &out, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	root.Run("create /jail")
+	s, err := Dial(addr+"/jail", 10*time.Second, &out, &out, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	out.Reset()
+	for _, line := range []string{"create -e /e x", "get -w /e", "set /e y", "getEphemerals /"} {
+		s.Run(line)
+	}
+	want := "Created /e\nx\n\nWATCHER::\n\nWatchedEvent state:SyncConnected type:NodeDataChanged path:/e\n[/e]\n"
+	if out.String() != want {
+		t.Errorf("got %q\nwant %q", out.String(), want)
+	}
+}
