@@ -123,7 +123,7 @@ func Dial(server string, timeout time.Duration, out, errOut io.Writer, sessionEv
 	}
 	side := &sidecar{}
 	s := &Shell{side: side, server: server, chroot: chroot, timeout: timeout,
-		out: out, errOut: errOut, watches: map[watchKey]bool{}, sessionEvents: sessionEvents,
+		out: out, errOut: errOut, watches: map[watchKey]bool{}, persistentModes: map[string]int32{}, sessionEvents: sessionEvents,
 		eventReady: make(chan struct{}, 1)}
 	connected := make(chan struct{})
 	var once sync.Once

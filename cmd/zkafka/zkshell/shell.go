@@ -38,8 +38,10 @@ type Shell struct {
 	events     []zk.Event    // received, not yet printed
 	eventReady chan struct{} // a new event is queued
 
-	watchMu sync.Mutex
-	watches map[watchKey]bool // the one-shot and persistent watches set and not yet fired
+	watchMu         sync.Mutex
+	watches         map[watchKey]bool // the one-shot and persistent watches set and not yet fired
+	persistentModes map[string]int32  // addWatch's mode by path, to set them again on a new connection
+	sessions        atomic.Int32      // connections that have had the session (StateHasSession events)
 }
 
 // errQuit ends the interactive loop.

@@ -56,6 +56,9 @@ func (s *Shell) queueEvent(ev zk.Event) {
 	if s.closing.Load() || ev.Type == zk.EventNotWatching {
 		return
 	}
+	if ev.Type == zk.EventSession && ev.State == zk.StateHasSession && s.sessions.Add(1) > 1 {
+		go s.rewatch() // not here: the client's reading goroutine must deliver the replies
+	}
 	if ev.Type == zk.EventSession {
 		switch ev.State {
 		case zk.StateHasSession, zk.StateDisconnected, zk.StateExpired, zk.StateAuthFailed:
@@ -124,7 +127,30 @@ func (s *Shell) addWatchCmd(opts map[byte]string, args []string) error {
 		return &zkError{err, p}
 	}
 	s.addWatch(p, watchPersistent)
+	s.watchMu.Lock()
+	s.persistentModes[p] = mode
+	s.watchMu.Unlock()
 	return nil
+}
+
+// rewatch sets the persistent watches again on a new connection: the
+// server keeps watches per connection, and the client library re-sets only
+// its own one-shot watches (setWatches), not addWatch's, which the Java
+// client re-sets too (setWatches2).
+func (s *Shell) rewatch() {
+	s.watchMu.Lock()
+	modes := make(map[string]int32, len(s.persistentModes))
+	for p, m := range s.persistentModes {
+		modes[p] = m
+	}
+	s.watchMu.Unlock()
+	for p, m := range modes {
+		if _, err := s.side.call(zkproto.OpAddWatch, &zkproto.AddWatchRequest{Path: s.abs(p), Mode: m}, s.timeout); err != nil {
+			s.outMu.Lock()
+			fmt.Fprintf(s.errOut, "cannot set the watch on %s again after reconnecting: %s\n", p, keeperMessage(err, p))
+			s.outMu.Unlock()
+		}
+	}
 }
 
 // removeWatches is removewatches path [-c|-d|-a] [-l]: the kinds asked
@@ -161,6 +187,9 @@ func (s *Shell) removeWatches(opts map[byte]string, args []string) error {
 	s.watchMu.Lock()
 	for _, k := range found {
 		delete(s.watches, watchKey{p, k})
+		if k == watchPersistent {
+			delete(s.persistentModes, p)
+		}
 	}
 	s.watchMu.Unlock()
 	for _, k := range found {
