@@ -44,6 +44,12 @@ func init() {
 		{"whoami", "", "", 0, 0, (*Shell).whoami},
 		{"history", "", "", 0, 0, (*Shell).printHistory},
 		{"redo", "cmdno", "", 1, 1, (*Shell).redo},
+		{"printwatches", "on|off", "", 0, 1, (*Shell).printWatchesCmd},
+		{"config", "[-c] [-w] [-s]", "cws", 0, 0, (*Shell).config},
+		{"version", "", "", 0, 0, func(s *Shell, _ map[byte]string, _ []string) error {
+			s.printf("ZooKeeper CLI version: zkafka zk, the commands of ZooKeeper 3.8's zkCli\n")
+			return nil
+		}},
 		{"quit", "", "", 0, 0, func(*Shell, map[byte]string, []string) error { return errQuit }},
 	} {
 		commandsByName[c.name] = c
@@ -524,4 +530,66 @@ func (s *Shell) redo(opts map[byte]string, args []string) error {
 	s.outMu.Unlock()
 	defer s.outMu.Lock()
 	return s.runWords(words)
+}
+
+// printWatchesCmd is printwatches on|off: whether watch events are
+// printed (zkCli prints nothing when asked without an argument).
+func (s *Shell) printWatchesCmd(opts map[byte]string, args []string) error {
+	if len(args) == 1 {
+		s.hideWatches = args[0] != "on"
+	}
+	return nil
+}
+
+// configNode is where ZooKeeper keeps its dynamic configuration.
+const configNode = "/zookeeper/config"
+
+// config is get on /zookeeper/config, with the chroot ignored as zkCli's
+// getConfig does; -c prints the client's connection string form.
+func (s *Shell) config(opts map[byte]string, args []string) error {
+	var data []byte
+	var st *zk.Stat
+	var err error
+	if _, watch := opts['w']; watch {
+		data, st, _, err = s.conn.GetW(configNode)
+		if err == nil {
+			s.addWatch(configNode, watchData)
+		}
+	} else {
+		data, st, err = s.conn.Get(configNode)
+	}
+	if err != nil {
+		return &zkError{err, configNode}
+	}
+	if _, ok := opts['c']; ok {
+		s.printf("%s\n", clientConfig(string(data)))
+	} else {
+		s.printf("%s\n", data)
+	}
+	if _, ok := opts['s']; ok {
+		printStat(s.out, st)
+	}
+	return nil
+}
+
+// clientConfig is ConfigUtils.getClientConfigStr: the client addresses of
+// the servers in a dynamic configuration, and its version.
+func clientConfig(cfg string) string {
+	var version string
+	var addrs []string
+	for _, line := range strings.Split(cfg, "\n") {
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		if k == "version" {
+			version = v
+		} else if _, client, ok := strings.Cut(v, ";"); ok && strings.HasPrefix(k, "server.") {
+			if i := strings.LastIndexByte(client, ':'); i >= 0 && strings.HasPrefix(client, "0.0.0.0") {
+				client = "localhost" + client[i:]
+			}
+			addrs = append(addrs, client)
+		}
+	}
+	return version + " " + strings.Join(addrs, ",")
 }

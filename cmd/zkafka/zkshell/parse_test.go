@@ -156,3 +156,10 @@ func TestChrootEvents(t *testing.T) {
 		t.Errorf("got %q\nwant %q", out.String(), want)
 	}
 }
+
+func TestClientConfig(t *testing.T) {
+	cfg := "server.1=127.0.0.1:2888:3888:participant;0.0.0.0:2181\nserver.2=h2:2888:3888:participant;h2:2182\nversion=100000000"
+	if got, want := clientConfig(cfg), "100000000 localhost:2181,h2:2182"; got != want {
+		t.Errorf("clientConfig = %q, want %q", got, want)
+	}
+}

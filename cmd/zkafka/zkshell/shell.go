@@ -30,6 +30,7 @@ type Shell struct {
 	errOut io.Writer
 
 	history       []string    // every line run, numbered from 0 as zkCli numbers them
+	hideWatches   bool        // printwatches off
 	reading       bool        // reading commands (Interactive, Script), not running one
 	sessionEvents bool        // print the connection's state changes (a shell reading commands)
 	closing       atomic.Bool // Close has begun: no more events

@@ -101,7 +101,9 @@ func (s *Shell) flushEventsLocked() {
 		}
 		p := s.rel(ev.Path)
 		s.fired(p, ev.Type)
-		printEvent(s.out, ev.Type, ev.State, p)
+		if !s.hideWatches {
+			printEvent(s.out, ev.Type, ev.State, p)
+		}
 	}
 }
 
