@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -117,52 +118,88 @@ func quoteWords(args []string) []string {
 // with sessionEvents the connection's state changes are printed as watch
 // events, as zkCli prints them.
 func Dial(server string, timeout time.Duration, out, errOut io.Writer, sessionEvents bool) (*Shell, error) {
-	hosts, chroot, err := parseServer(server)
-	if err != nil {
+	s := &Shell{timeout: timeout, out: out, errOut: errOut, sessionEvents: sessionEvents,
+		watches: map[watchKey]bool{}, persistentModes: map[string]int32{}, eventReady: make(chan struct{}, 1)}
+	if err := s.connect(server); err != nil {
 		return nil, err
 	}
-	side := &sidecar{}
-	s := &Shell{side: side, server: server, chroot: chroot, timeout: timeout,
-		out: out, errOut: errOut, watches: map[watchKey]bool{}, persistentModes: map[string]int32{}, sessionEvents: sessionEvents,
-		eventReady: make(chan struct{}, 1)}
+	go s.printEvents()
+	return s, nil
+}
+
+// connection is one session of the shell; a new one (connect) ignores the
+// events of the ones before.
+type connection struct {
+	gen      int64 // Shell.gen when it was made
+	side     *sidecar
+	chroot   string
+	sessions atomic.Int32 // StateHasSession events seen: more than one is a reconnect
+}
+
+// connect opens a session on server in place of the current one, if any,
+// and waits, at most s.timeout, for it.
+func (s *Shell) connect(server string) error {
+	hosts, chroot, err := parseServer(server)
+	if err != nil {
+		return err
+	}
+	s.disconnect()
+	c := &connection{gen: s.gen.Add(1), side: &sidecar{}, chroot: chroot}
 	connected := make(chan struct{})
 	var once sync.Once
-	conn, events, err := zk.Connect(hosts, timeout, zk.WithDialer(side.dialer), zk.WithLogger(quietLogger{}),
+	conn, events, err := zk.Connect(hosts, s.timeout, zk.WithDialer(c.side.dialer), zk.WithLogger(quietLogger{}),
 		zk.WithLogInfo(false), zk.WithEventCallback(func(ev zk.Event) {
 			if ev.Type == zk.EventSession && ev.State == zk.StateHasSession {
 				once.Do(func() { close(connected) })
 			}
-			s.queueEvent(ev)
+			s.queueEvent(c, ev)
 		}))
 	if err != nil {
-		return nil, fmt.Errorf("cannot connect to %s: %v", server, err)
+		return fmt.Errorf("cannot connect to %s: %v", server, err)
 	}
-	s.conn = conn
 	go func() {
 		for range events { // the callback has them; the channel must not fill
 		}
 	}()
-	go s.printEvents()
 	select {
 	case <-connected:
-		return s, nil
-	case <-time.After(timeout):
-		s.closing.Store(true)
+	case <-time.After(s.timeout):
+		s.gen.Add(1)
 		conn.Close()
-		return nil, fmt.Errorf("cannot connect to %s within %s", server, timeout)
+		return fmt.Errorf("cannot connect to %s within %s", server, s.timeout)
 	}
+	s.conn, s.side, s.server, s.chroot = conn, c.side, server, chroot
+	s.watchMu.Lock()
+	clear(s.watches)
+	clear(s.persistentModes)
+	s.watchMu.Unlock()
+	return nil
 }
 
-// Close ends the session; a shell that prints session events prints the
-// Closed event zkCli prints.
-func (s *Shell) Close() {
-	s.closing.Store(true)
-	s.conn.Close()
-	if s.sessionEvents {
-		s.outMu.Lock()
-		printEvent(s.out, -1, 7, "")
-		s.outMu.Unlock()
+// disconnect closes the session, if any, and ignores its events from now
+// on; a shell that prints session events prints the Closed event zkCli
+// prints.
+func (s *Shell) disconnect() bool {
+	if s.conn == nil {
+		return false
 	}
+	s.gen.Add(1)
+	s.conn.Close()
+	s.conn = nil
+	if s.sessionEvents { // queued, so that it comes before the next session's events
+		s.eventMu.Lock()
+		s.events = append(s.events, zk.Event{Type: zk.EventSession, State: 7}) // Closed
+		s.eventMu.Unlock()
+	}
+	return true
+}
+
+// Close ends the session.
+func (s *Shell) Close() {
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	s.disconnect()
+	s.flushEventsLocked()
 }
 
 // parseServer splits HOST:PORT[,HOST:PORT...][/chroot].
@@ -188,14 +225,17 @@ func parseServer(server string) (hosts []string, chroot string, err error) {
 }
 
 // abs is the server's path for the shell's path p.
-func (s *Shell) abs(p string) string {
-	if s.chroot == "" {
+func (s *Shell) abs(p string) string { return chrooted(s.chroot, p) }
+
+// chrooted is the server's path for p under chroot.
+func chrooted(chroot, p string) string {
+	if chroot == "" {
 		return p
 	}
 	if p == "/" {
-		return s.chroot
+		return chroot
 	}
-	return s.chroot + p
+	return chroot + p
 }
 
 // rel is the shell's path for the server's path p.

@@ -50,10 +50,29 @@ func init() {
 			s.printf("ZooKeeper CLI version: zkafka zk, the commands of ZooKeeper 3.8's zkCli\n")
 			return nil
 		}},
+		{"connect", "host:port", "", 0, 1, (*Shell).connectCmd},
+		{"close", "", "", 0, 0, func(s *Shell, _ map[byte]string, _ []string) error {
+			s.disconnect()
+			return nil
+		}},
 		{"quit", "", "", 0, 0, func(*Shell, map[byte]string, []string) error { return errQuit }},
 	} {
 		commandsByName[c.name] = c
 	}
+}
+
+// offline are the commands that run without a session (after close).
+var offline = map[string]bool{"history": true, "redo": true, "printwatches": true, "version": true,
+	"quit": true, "connect": true, "close": true}
+
+// connectCmd is connect [host:port[/chroot]]: a new session, on the same
+// server without an argument.
+func (s *Shell) connectCmd(opts map[byte]string, args []string) error {
+	server := s.server
+	if len(args) > 0 {
+		server = args[0]
+	}
+	return s.connect(server)
 }
 
 // checkPath is PathUtils.validatePath's first checks, with its messages.

@@ -68,7 +68,11 @@ func (s *Shell) Script(r io.Reader) error {
 
 // prompt is zkCli's: [zk: 127.0.0.1:2181(CONNECTED) 3]
 func (s *Shell) prompt() string {
-	return fmt.Sprintf("[zk: %s(%s) %d] ", s.server, stateName(s.conn.State()), len(s.history))
+	state := "CLOSED"
+	if s.conn != nil {
+		state = stateName(s.conn.State())
+	}
+	return fmt.Sprintf("[zk: %s(%s) %d] ", s.server, state, len(s.history))
 }
 
 // stateName is the Java client's ZooKeeper.States name of a state.
@@ -129,6 +133,9 @@ func (c completer) Do(line []rune, pos int) ([][]rune, int) {
 
 // children lists the children of the parent of the path being typed.
 func (c completer) children(word string) []string {
+	if c.s.conn == nil {
+		return nil
+	}
 	parent := word[:strings.LastIndexByte(word, '/')]
 	if parent == "" {
 		parent = "/"

@@ -163,3 +163,35 @@ func TestClientConfig(t *testing.T) {
 		t.Errorf("clientConfig = %q, want %q", got, want)
 	}
 }
+
+// TestCloseAndConnect: after close a command says "Not connected", as
+// zkCli does; connect opens a new session (on the same server without an
+// argument) and the commands work again.
+func TestCloseAndConnect(t *testing.T) {
+	addr := startServer(t)
+	var out bytes.Buffer
+	s, err := Dial(addr, 10*time.Second, &out, &out, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.sessionEvents = true // as a shell reading commands, from here on
+	closed := "\nWATCHER::\n\nWatchedEvent state:Closed type:None path:null\n"
+	connected := "\nWATCHER::\n\nWatchedEvent state:SyncConnected type:None path:null\n"
+	for _, tc := range []struct{ line, want string }{
+		{"create -e /eph x", "Created /eph\n"},
+		{"close", closed},
+		{"ls /", "Not connected\n"},
+		{"history", "0 - create -e /eph x\n1 - close\n2 - ls /\n3 - history\n"},
+		{"connect", connected},
+		{"ls /", "[zookeeper]\n"},
+		{"connect " + addr + "/zookeeper", closed + connected},
+		{"ls /", "[config, quota]\n"},
+	} {
+		out.Reset()
+		s.Run(tc.line)
+		if out.String() != tc.want {
+			t.Errorf("%s: %q, want %q", tc.line, out.String(), tc.want)
+		}
+	}
+}

@@ -18,6 +18,8 @@ import (
 // errOut, as zkCli prints them; watch events are printed to out as they
 // arrive.
 type Shell struct {
+	// The session; nil after close. Changed only by connect and close,
+	// which run as commands, with outMu held.
 	conn    *zk.Conn
 	side    *sidecar
 	server  string
@@ -29,11 +31,11 @@ type Shell struct {
 	out    io.Writer
 	errOut io.Writer
 
-	history       []string    // every line run, numbered from 0 as zkCli numbers them
-	hideWatches   bool        // printwatches off
-	reading       bool        // reading commands (Interactive, Script), not running one
-	sessionEvents bool        // print the connection's state changes (a shell reading commands)
-	closing       atomic.Bool // Close has begun: no more events
+	history       []string     // every line run, numbered from 0 as zkCli numbers them
+	hideWatches   bool         // printwatches off
+	reading       bool         // reading commands (Interactive, Script), not running one
+	sessionEvents bool         // print the connection's state changes (a shell reading commands)
+	gen           atomic.Int64 // the current connection's; events of others are dropped
 
 	eventMu    sync.Mutex
 	events     []zk.Event    // received, not yet printed
@@ -42,11 +44,13 @@ type Shell struct {
 	watchMu         sync.Mutex
 	watches         map[watchKey]bool // the one-shot and persistent watches set and not yet fired
 	persistentModes map[string]int32  // addWatch's mode by path, to set them again on a new connection
-	sessions        atomic.Int32      // connections that have had the session (StateHasSession events)
 }
 
 // errQuit ends the interactive loop.
 var errQuit = errors.New("quit")
+
+// errNotConnected is a command after close.
+var errNotConnected = errors.New("not connected")
 
 // errUsage is a command line a command cannot run; its usage was printed.
 var errUsage = errors.New("usage")
@@ -78,6 +82,9 @@ func (s *Shell) Run(line string) error {
 	return s.runWords(words)
 }
 
+// runWords runs a parsed line: it checks the options and the argument
+// count, runs the command with its output held back, then prints the
+// events that came before the reply, then the output.
 func (s *Shell) runWords(words []string) error {
 	name := words[0]
 	c, ok := commandsByName[name]
@@ -103,6 +110,10 @@ func (s *Shell) runWords(words []string) error {
 			fmt.Fprintln(s.errOut, err)
 		}
 		return errUsage
+	}
+	if s.conn == nil && !offline[c.name] {
+		fmt.Fprintln(s.errOut, "Not connected")
+		return errNotConnected
 	}
 	out, errOut := s.out, s.errOut
 	var buf bytes.Buffer // the command's output, printed after its events

@@ -52,12 +52,12 @@ func (s *Shell) fired(p string, typ zk.EventType) {
 // the event, so a command's events are queued by the time the command
 // returns, and runWords prints them before the command's output, in the
 // order zkCli prints them.
-func (s *Shell) queueEvent(ev zk.Event) {
-	if s.closing.Load() || ev.Type == zk.EventNotWatching {
+func (s *Shell) queueEvent(c *connection, ev zk.Event) {
+	if c.gen != s.gen.Load() || ev.Type == zk.EventNotWatching {
 		return
 	}
-	if ev.Type == zk.EventSession && ev.State == zk.StateHasSession && s.sessions.Add(1) > 1 {
-		go s.rewatch() // not here: the client's reading goroutine must deliver the replies
+	if ev.Type == zk.EventSession && ev.State == zk.StateHasSession && c.sessions.Add(1) > 1 {
+		go s.rewatch(c) // not here: the client's reading goroutine must deliver the replies
 	}
 	if ev.Type == zk.EventSession {
 		switch ev.State {
@@ -139,7 +139,7 @@ func (s *Shell) addWatchCmd(opts map[byte]string, args []string) error {
 // server keeps watches per connection, and the client library re-sets only
 // its own one-shot watches (setWatches), not addWatch's, which the Java
 // client re-sets too (setWatches2).
-func (s *Shell) rewatch() {
+func (s *Shell) rewatch(c *connection) {
 	s.watchMu.Lock()
 	modes := make(map[string]int32, len(s.persistentModes))
 	for p, m := range s.persistentModes {
@@ -147,7 +147,7 @@ func (s *Shell) rewatch() {
 	}
 	s.watchMu.Unlock()
 	for p, m := range modes {
-		if _, err := s.side.call(zkproto.OpAddWatch, &zkproto.AddWatchRequest{Path: s.abs(p), Mode: m}, s.timeout); err != nil {
+		if _, err := c.side.call(zkproto.OpAddWatch, &zkproto.AddWatchRequest{Path: chrooted(c.chroot, p), Mode: m}, s.timeout); err != nil {
 			s.outMu.Lock()
 			fmt.Fprintf(s.errOut, "cannot set the watch on %s again after reconnecting: %s\n", p, keeperMessage(err, p))
 			s.outMu.Unlock()
