@@ -169,15 +169,19 @@ func TestClientConfig(t *testing.T) {
 // argument) and the commands work again.
 func TestCloseAndConnect(t *testing.T) {
 	addr := startServer(t)
-	var out bytes.Buffer
-	s, err := Dial(addr, 10*time.Second, &out, &out, false)
+	var out syncBuffer
+	s, err := Dial(addr, 10*time.Second, &out, &out, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	s.sessionEvents = true // as a shell reading commands, from here on
 	closed := "\nWATCHER::\n\nWatchedEvent state:Closed type:None path:null\n"
 	connected := "\nWATCHER::\n\nWatchedEvent state:SyncConnected type:None path:null\n"
+	for deadline := time.Now().Add(10 * time.Second); out.String() != connected; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first session event never came; got %q", out.String())
+		}
+	}
 	for _, tc := range []struct{ line, want string }{
 		{"create -e /eph x", "Created /eph\n"},
 		{"close", closed},
