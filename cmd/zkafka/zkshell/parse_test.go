@@ -2,6 +2,7 @@ package zkshell
 
 import (
 	"bytes"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -196,6 +197,52 @@ func TestCloseAndConnect(t *testing.T) {
 		s.Run(tc.line)
 		if out.String() != tc.want {
 			t.Errorf("%s: %q, want %q", tc.line, out.String(), tc.want)
+		}
+	}
+}
+
+// TestJSONOutput: -o json prints ls, get and stat as one JSON object a
+// line, with zkCli's stat field names.
+func TestJSONOutput(t *testing.T) {
+	addr := startServer(t)
+	var out bytes.Buffer
+	s, err := Dial(addr, 10*time.Second, &out, &out, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Run("create /j data")
+	s.json = true
+	for _, line := range []string{"stat /j", "get -s /j", "ls -s /", "ls -R /j"} {
+		out.Reset()
+		s.Run(line)
+		var got struct {
+			Path     string
+			Data     *string
+			Children []string
+			Paths    []string
+			Stat     *struct {
+				DataLength  int32 `json:"dataLength"`
+				NumChildren int32 `json:"numChildren"`
+				Czxid       int64 `json:"cZxid"`
+			}
+		}
+		if err := json.Unmarshal(out.Bytes(), &got); err != nil || strings.Count(out.String(), "\n") != 1 {
+			t.Fatalf("%s: %q: %v", line, out.String(), err)
+		}
+		switch line {
+		case "stat /j", "get -s /j":
+			if got.Stat == nil || got.Stat.DataLength != 4 || got.Stat.Czxid == 0 || (line == "get -s /j" && (got.Data == nil || *got.Data != "data")) {
+				t.Errorf("%s: %q", line, out.String())
+			}
+		case "ls -s /":
+			if !slices.Equal(got.Children, []string{"j", "zookeeper"}) || got.Stat == nil || got.Stat.NumChildren != 2 {
+				t.Errorf("%s: %q", line, out.String())
+			}
+		case "ls -R /j":
+			if !slices.Equal(got.Paths, []string{"/j"}) {
+				t.Errorf("%s: %q", line, out.String())
+			}
 		}
 	}
 }
