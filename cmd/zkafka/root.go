@@ -13,7 +13,10 @@ import (
 )
 
 // subcommands is the one list of the binary's commands; a new tool adds
-// its commands here with one line.
+// its commands here with one line (cmds = append(cmds, tool.Commands()...)).
+// A command that fails prints why and returns an error with an
+// ExitCode() int method, or returns a plain error, which runMain prints
+// as one line with exit status 1.
 func subcommands() []*cobra.Command {
 	cmds := []*cobra.Command{
 		runCommand(),

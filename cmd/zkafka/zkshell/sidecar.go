@@ -100,6 +100,7 @@ type sideConn struct {
 	// Read side, used only by the client's one reading goroutine.
 	handshakeDone bool   // the first frame (ConnectResponse) has passed
 	in            []byte // bytes read from the network not yet handed out or parsed
+	scratch       []byte // what each network read reads into
 	out           []byte // bytes ready to hand to the client
 
 	pendingMu sync.Mutex
@@ -142,9 +143,11 @@ func (c *sideConn) Read(p []byte) (int, error) {
 // fill reads from the network and moves every complete frame from in to
 // out, except the sidecar's replies, which go to their callers.
 func (c *sideConn) fill() error {
-	buf := make([]byte, 64<<10)
-	n, err := c.Conn.Read(buf)
-	c.in = append(c.in, buf[:n]...)
+	if c.scratch == nil {
+		c.scratch = make([]byte, 64<<10)
+	}
+	n, err := c.Conn.Read(c.scratch)
+	c.in = append(c.in, c.scratch[:n]...)
 	for len(c.in) >= 4 {
 		size := int(binary.BigEndian.Uint32(c.in))
 		if len(c.in) < 4+size {
