@@ -73,6 +73,11 @@ func run(cmd *cobra.Command, o options, args []string) error {
 		return fmt.Errorf("-o %s: the output format is text or json", o.output)
 	}
 	interactive := len(args) == 0
+	tty, onTerminal := cmd.InOrStdin().(*os.File)
+	onTerminal = onTerminal && interactive && isTerminal(tty)
+	if onTerminal {
+		fmt.Fprintf(cmd.OutOrStdout(), "Connecting to %s\nWelcome to ZooKeeper!\n", o.server)
+	}
 	s, err := Dial(o.server, o.timeout, cmd.OutOrStdout(), cmd.ErrOrStderr(), interactive)
 	if err != nil {
 		return err
@@ -90,8 +95,8 @@ func run(cmd *cobra.Command, o options, args []string) error {
 			return failed(1)
 		}
 	}
-	if f, ok := cmd.InOrStdin().(*os.File); ok && isTerminal(f) {
-		return s.Interactive(f)
+	if onTerminal {
+		return s.Interactive(tty)
 	}
 	return s.Script(cmd.InOrStdin())
 }

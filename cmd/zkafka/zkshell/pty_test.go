@@ -63,6 +63,7 @@ func TestInteractiveThroughPty(t *testing.T) {
 	prompt := func(n string) string { return "[zk: " + addr + "(CONNECTED) " + n + "] " }
 	has := func(s string) func(string) bool { return func(out string) bool { return strings.Contains(out, s) } }
 
+	scr.waitFor(t, "zkCli's greeting", has("Connecting to "+addr+"\r\nWelcome to ZooKeeper!"))
 	scr.waitFor(t, "the prompt", has(prompt("0")))
 	scr.waitFor(t, "the session event", has("WatchedEvent state:SyncConnected type:None path:null"))
 	io.WriteString(tty, "create /pty-node hello\r")
