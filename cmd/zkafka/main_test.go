@@ -68,6 +68,11 @@ func TestCompletionScripts(t *testing.T) {
 	if !strings.Contains(out.String(), "zookeeper") {
 		t.Errorf("__complete zoo = %q", out.String())
 	}
+	out.Reset()
+	runMain([]string{"__complete", "zk", "getA"}, &out, &errOut)
+	if got := strings.Fields(out.String()); len(got) < 2 || got[0] != "getAcl" || got[1] != "getAllChildrenNumber" {
+		t.Errorf("__complete zk getA = %q", out.String())
+	}
 }
 
 // TestLongFlagsWithOneDash: the Go flag package's spellings (-data) keep

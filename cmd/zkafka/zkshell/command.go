@@ -42,7 +42,13 @@ it reads commands: on a terminal with a prompt, history and completion of paths
 			if len(args) > 0 {
 				return nil, cobra.ShellCompDirectiveDefault
 			}
-			return commandNames(), cobra.ShellCompDirectiveNoFileComp
+			var names []string
+			for _, n := range commandNames() {
+				if strings.HasPrefix(n, toComplete) {
+					names = append(names, n)
+				}
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
 		},
 	}
 	cmd.Flags().SetInterspersed(false) // the shell command's own options follow it
