@@ -3,13 +3,16 @@ module github.com/zkafka/zkafka
 go 1.26.0
 
 require (
+	github.com/chzyer/readline v1.5.1
 	github.com/cockroachdb/datadriven v1.0.2
+	github.com/creack/pty v1.1.24
 	github.com/go-zookeeper/zk v1.0.4
 	github.com/google/btree v1.1.3
 	github.com/jedib0t/go-pretty/v6 v6.9.2
 	github.com/klauspost/compress v1.20.4
 	github.com/pierrec/lz4/v4 v4.1.33
 	github.com/spf13/cobra v1.10.2
+	github.com/spf13/pflag v1.0.9
 	github.com/twmb/franz-go v1.22.3
 	github.com/twmb/franz-go/pkg/kadm v1.20.0
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1
@@ -23,7 +26,6 @@ require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/mattn/go-runewidth v0.0.16 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
-	github.com/spf13/pflag v1.0.9 // indirect
 	golang.org/x/text v0.22.0 // indirect
 )
 

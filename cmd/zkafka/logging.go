@@ -1,12 +1,13 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"slices"
 	"strings"
+
+	"github.com/spf13/pflag"
 )
 
 // logFlags are the logging flags every server command takes.
@@ -15,9 +16,9 @@ type logFlags struct {
 	format choice
 }
 
-func (l *logFlags) register(fs *flag.FlagSet) {
-	l.level = choice{value: "info", allowed: []string{"debug", "info", "warn", "error"}}
-	l.format = choice{value: "text", allowed: []string{"text", "json"}}
+func (l *logFlags) register(fs *pflag.FlagSet) {
+	l.level = choice{value: "info", allowed: []string{"debug", "info", "warn", "error"}, kind: "level"}
+	l.format = choice{value: "text", allowed: []string{"text", "json"}, kind: "format"}
 	fs.Var(&l.level, "log-level", "log level: debug, info, warn, error")
 	fs.Var(&l.format, "log-format", "log format: text or json")
 }
@@ -40,9 +41,13 @@ func (l *logFlags) logger(w io.Writer) *slog.Logger {
 type choice struct {
 	value   string
 	allowed []string
+	kind    string // the value's name in the help: level, format
 }
 
 func (c *choice) String() string { return c.value }
+
+// Type names the value in the help (pflag.Value).
+func (c *choice) Type() string { return c.kind }
 
 func (c *choice) Set(v string) error {
 	v = strings.ToLower(v)

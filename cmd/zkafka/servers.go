@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,74 +14,94 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/zkafka/zkafka/broker"
 	"github.com/zkafka/zkafka/quorum"
 )
 
-const runUsage = `usage: zkafka run [flags]
-
-Starts a standalone ZooKeeper server on 127.0.0.1:2181 and one Kafka broker on
+// runCommand is `zkafka run`: ZooKeeper and one broker, no configuration.
+func runCommand() *cobra.Command {
+	var lf logFlags
+	var dataDir, zkAddr, kafkaAddr string
+	cmd := &cobra.Command{
+		Use:   "run [flags]",
+		Short: "start ZooKeeper and one Kafka broker in one process, no configuration needed",
+		Long: `Starts a standalone ZooKeeper server on 127.0.0.1:2181 and one Kafka broker on
 127.0.0.1:9092 in one process, with data under ./zkafka-data. No configuration
-is needed.
-`
-
-const zookeeperUsage = `usage: zkafka zookeeper [flags] zoo.cfg
-
-Starts a ZooKeeper server configured by a standard zoo.cfg (tickTime, dataDir,
-clientPort, server.N lines for an ensemble, ...) and the myid file in dataDir.
-`
-
-const brokerUsage = `usage: zkafka broker [flags] server.properties
-
-Starts a Kafka broker configured by a standard server.properties (broker.id,
-listeners, log.dirs, zookeeper.connect, ...).
-`
-
-// newFlagSet returns a flag set that prints usage to stderr.
-func newFlagSet(name, usage string, stderr io.Writer) (*flag.FlagSet, *logFlags) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
-		fmt.Fprintln(stderr, "\nflags:")
-		fs.PrintDefaults()
+is needed.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return exitWith(cmdRun(lf.logger(cmd.ErrOrStderr()), cmd.ErrOrStderr(), dataDir, zkAddr, kafkaAddr))
+		},
 	}
-	lf := &logFlags{}
-	lf.register(fs)
-	return fs, lf
+	cmd.Flags().StringVar(&dataDir, "data", "zkafka-data", "data directory")
+	cmd.Flags().StringVar(&zkAddr, "zookeeper-addr", "127.0.0.1:2181", "ZooKeeper client address")
+	cmd.Flags().StringVar(&kafkaAddr, "kafka-addr", "127.0.0.1:9092", "Kafka listener address")
+	lf.register(cmd.Flags())
+	return cmd
 }
 
-// parse parses args; it returns the exit code to use when the command must stop.
-func parse(fs *flag.FlagSet, args []string) (stop bool, code int) {
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return true, 0
+// zookeeperCommand is `zkafka zookeeper zoo.cfg`.
+func zookeeperCommand() *cobra.Command {
+	var lf logFlags
+	cmd := &cobra.Command{
+		Use:   "zookeeper [flags] zoo.cfg",
+		Short: "start a ZooKeeper server from a zoo.cfg",
+		Long: `Starts a ZooKeeper server configured by a standard zoo.cfg (tickTime, dataDir,
+clientPort, server.N lines for an ensemble, ...) and the myid file in dataDir.`,
+		Args: oneArg("zoo.cfg"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return exitWith(cmdZookeeper(lf.logger(cmd.ErrOrStderr()), cmd.ErrOrStderr(), args[0]))
+		},
+	}
+	lf.register(cmd.Flags())
+	return cmd
+}
+
+// brokerCommand is `zkafka broker server.properties`.
+func brokerCommand() *cobra.Command {
+	var lf logFlags
+	cmd := &cobra.Command{
+		Use:   "broker [flags] server.properties",
+		Short: "start a Kafka broker from a server.properties",
+		Long: `Starts a Kafka broker configured by a standard server.properties (broker.id,
+listeners, log.dirs, zookeeper.connect, ...).`,
+		Args: oneArg("server.properties"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return exitWith(cmdBroker(lf.logger(cmd.ErrOrStderr()), cmd.ErrOrStderr(), args[0]))
+		},
+	}
+	lf.register(cmd.Flags())
+	return cmd
+}
+
+// noArgs refuses positional arguments as a usage error.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) != 0 {
+		return usageError{fmt.Errorf("unexpected argument %q", args[0])}
+	}
+	return nil
+}
+
+// oneArg wants exactly one positional argument, the file named what.
+func oneArg(what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return usageError{fmt.Errorf("want one argument, the %s; got %d", what, len(args))}
 		}
-		return true, 2
+		return nil
 	}
-	return false, 0
 }
 
-func cmdRun(args []string, stdout, stderr io.Writer) int {
-	fs, lf := newFlagSet("run", runUsage, stderr)
-	dataDir := fs.String("data", "zkafka-data", "data directory")
-	zkAddr := fs.String("zookeeper-addr", "127.0.0.1:2181", "ZooKeeper client address")
-	kafkaAddr := fs.String("kafka-addr", "127.0.0.1:9092", "Kafka listener address")
-	if stop, code := parse(fs, args); stop {
-		return code
-	}
-	if fs.NArg() != 0 {
-		fs.Usage()
-		return 2
-	}
-	log := lf.logger(stderr)
-	cfg := quorum.DefaultConfig(filepath.Join(*dataDir, "zookeeper"))
-	host, port, err := splitHostPort(*zkAddr)
+func cmdRun(log *slog.Logger, stderr io.Writer, dataDir, zkAddr, kafkaAddr string) int {
+	cfg := quorum.DefaultConfig(filepath.Join(dataDir, "zookeeper"))
+	host, port, err := splitHostPort(zkAddr)
 	if err != nil {
-		return configError(stderr, fmt.Errorf("-zookeeper-addr=%s: %v", *zkAddr, err))
+		return configError(stderr, fmt.Errorf("-zookeeper-addr=%s: %v", zkAddr, err))
 	}
-	if _, _, err := splitHostPort(*kafkaAddr); err != nil {
-		return configError(stderr, fmt.Errorf("-kafka-addr=%s: %v", *kafkaAddr, err))
+	if _, _, err := splitHostPort(kafkaAddr); err != nil {
+		return configError(stderr, fmt.Errorf("-kafka-addr=%s: %v", kafkaAddr, err))
 	}
 	cfg.ClientPortAddress, cfg.ClientPort = host, port
 	cfg.FourLetterWords = map[string]bool{"srvr": true, "ruok": true, "mntr": true, "stat": true}
@@ -91,9 +110,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		log.Error("zookeeper did not start", "err", err)
 		return 1
 	}
-	bcfg := broker.DefaultConfig(filepath.Join(*dataDir, "kafka"))
+	bcfg := broker.DefaultConfig(filepath.Join(dataDir, "kafka"))
 	bcfg.ZooKeeperConnect = zk.Addr().String()
-	bcfg.Listeners = []string{"PLAINTEXT://" + *kafkaAddr}
+	bcfg.Listeners = []string{"PLAINTEXT://" + kafkaAddr}
 	b, failed := startBroker(bcfg, log.With("server", "kafka"))
 	if b == nil {
 		shutdown(log, zk)
@@ -125,17 +144,8 @@ func startBroker(cfg broker.Config, log *slog.Logger) (*broker.Broker, <-chan er
 	return b, failed
 }
 
-func cmdZookeeper(args []string, stdout, stderr io.Writer) int {
-	fs, lf := newFlagSet("zookeeper", zookeeperUsage, stderr)
-	if stop, code := parse(fs, args); stop {
-		return code
-	}
-	log := lf.logger(stderr)
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return 2
-	}
-	cfg, err := quorum.LoadConfig(fs.Arg(0), log)
+func cmdZookeeper(log *slog.Logger, stderr io.Writer, zooCfg string) int {
+	cfg, err := quorum.LoadConfig(zooCfg, log)
 	if err != nil {
 		return configError(stderr, err)
 	}
@@ -151,17 +161,8 @@ func cmdZookeeper(args []string, stdout, stderr io.Writer) int {
 	return shutdown(log, zk)
 }
 
-func cmdBroker(args []string, stdout, stderr io.Writer) int {
-	fs, lf := newFlagSet("broker", brokerUsage, stderr)
-	if stop, code := parse(fs, args); stop {
-		return code
-	}
-	log := lf.logger(stderr)
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return 2
-	}
-	cfg, err := broker.LoadConfig(fs.Arg(0), log)
+func cmdBroker(log *slog.Logger, stderr io.Writer, serverProperties string) int {
+	cfg, err := broker.LoadConfig(serverProperties, log)
 	if err != nil {
 		return configError(stderr, err)
 	}

@@ -156,7 +156,7 @@ func (n *Node) init(rec *recovered) error {
 			return err
 		}
 	}
-	n.logger.Info("raftnode: started", "applied", n.applied.Load(), "first", rec.first, "term", n.term)
+	n.logger.Debug("raftnode: started", "applied", n.applied.Load(), "first", rec.first, "term", n.term)
 	return nil
 }
 

@@ -94,14 +94,18 @@ func progressOf(pr tracker.Progress) Progress {
 	return Progress{Match: pr.Match, Next: pr.Next, State: pr.State.String(), Learner: pr.IsLearner, Active: pr.RecentActive}
 }
 
-// raftLogger adapts slog to raft.Logger. Raft's Info is routine chatter
-// (elections, snapshots), logged at Info; Debug at Debug.
+// raftLogger adapts slog to raft.Logger. Raft's Info is its internal
+// chatter (pre-votes, vote counts, "became candidate", configuration
+// switches), which an operator does not need: it is logged at Debug, with
+// raft's Debug. The node logs what an operator needs (leader changes,
+// membership changes, problems) itself; raft's warnings and errors keep
+// their levels.
 type raftLogger struct{ l *slog.Logger }
 
 func (r raftLogger) Debug(v ...any)                 { r.l.Debug(fmt.Sprint(v...)) }
 func (r raftLogger) Debugf(format string, v ...any) { r.l.Debug(fmt.Sprintf(format, v...)) }
-func (r raftLogger) Info(v ...any)                  { r.l.Info(fmt.Sprint(v...)) }
-func (r raftLogger) Infof(format string, v ...any)  { r.l.Info(fmt.Sprintf(format, v...)) }
+func (r raftLogger) Info(v ...any)                  { r.l.Debug(fmt.Sprint(v...)) }
+func (r raftLogger) Infof(format string, v ...any)  { r.l.Debug(fmt.Sprintf(format, v...)) }
 func (r raftLogger) Warning(v ...any)               { r.l.Warn(fmt.Sprint(v...)) }
 func (r raftLogger) Warningf(format string, v ...any) {
 	r.l.Warn(fmt.Sprintf(format, v...))
