@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/zkafka/zkafka/cmd/zkafka/kafkatool"
+	"github.com/zkafka/zkafka/cmd/zkafka/zkdata"
 	"github.com/zkafka/zkafka/cmd/zkafka/zkshell"
 )
 
@@ -25,6 +27,8 @@ func subcommands() []*cobra.Command {
 		versionCommand(),
 		zkshell.Command(),
 	}
+	cmds = append(cmds, kafkatool.Commands()...)
+	cmds = append(cmds, zkdata.Commands()...)
 	return cmds
 }
 

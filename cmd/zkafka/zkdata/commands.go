@@ -27,7 +27,7 @@ func importCmd() *cobra.Command {
 	var from string
 	c := &cobra.Command{
 		Use:   "zk-import --from DIR zoo.cfg",
-		Short: "Import an Apache ZooKeeper data directory into the zkafka server that zoo.cfg describes",
+		Short: "import an Apache ZooKeeper data directory into the zkafka server that zoo.cfg describes",
 		Long: `zk-import reads an Apache ZooKeeper 3.x data directory (the newest valid
 version-2/snapshot.* and the version-2/log.* files after it, checking their
 headers and checksums) and writes the tree, with every stat, ACL and open
@@ -83,7 +83,7 @@ func exportCmd() *cobra.Command {
 	var to string
 	c := &cobra.Command{
 		Use:   "zk-export --to DIR zoo.cfg",
-		Short: "Export a stopped zkafka server's tree as an Apache ZooKeeper 3.8 snapshot",
+		Short: "export a stopped zkafka server's tree as an Apache ZooKeeper 3.8 snapshot",
 		Long: `zk-export reads the data directory of the stopped zkafka server of zoo.cfg
 (its newest snapshot and the committed log after it) and writes
 DIR/version-2/snapshot.<zxid>, which Apache ZooKeeper 3.8 loads with
@@ -125,7 +125,7 @@ func copyCmd() *cobra.Command {
 	var opts CopyOptions
 	c := &cobra.Command{
 		Use:   "zk-copy --from HOST:PORT --to HOST:PORT [--path /]",
-		Short: "Copy a tree between two running ZooKeeper servers through the client protocol",
+		Short: "copy a tree between two running ZooKeeper servers through the client protocol",
 		Long: `zk-copy copies the persistent znodes under --path (data and ACLs) from one
 running ZooKeeper server (Apache's or zkafka's) to another. It cannot carry
 sessions, ephemeral znodes, stats (zxids, times, versions) or node types
