@@ -58,6 +58,9 @@ type Server struct {
 	started time.Time
 	// clientAddr is the client listener's address, set before serving.
 	clientAddr net.Addr
+	// obs is the metrics and admin endpoints (metrics_http.go), set at
+	// start, before serving.
+	obs observability
 
 	// failed yields, once, the error that stopped the server on its own
 	// (see Failed); buffered 1.
@@ -224,7 +227,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, c := range conns {
 		c.close("server shutting down")
 	}
-	err := s.goroutines.Wait(ctx)
+	obsErr := s.stopObservability(ctx)
+	err := errors.Join(s.goroutines.Wait(ctx), obsErr)
 	if s.repl != nil {
 		if stopErr := s.repl.Stop(); err == nil {
 			err = stopErr
