@@ -129,6 +129,7 @@ func (c *conn) producePartition(req *kproto.ProduceRequest, t *topic, rp *kproto
 		}
 		return fail(res.code, "")
 	}
+	c.b.metrics.appended(part.topic, int(batch.NumRecords()), len(batch))
 	out.BaseOffset, out.LogAppendTime, out.LogStartOffset = res.baseOffset, res.logAppendTime, part.log.StartOffset()
 	return out
 }
