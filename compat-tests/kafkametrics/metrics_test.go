@@ -165,9 +165,9 @@ func TestBrokerMetrics(t *testing.T) {
 		t.Errorf("group g1 committed %v records, want %d", committed, n/2)
 	}
 	for name, want := range map[string]float64{
-		"kafka_controller_kafkacontroller_activecontrollercount": 1,
+		"kafka_controller_kafkacontroller_activecontrollercount":  1,
 		"kafka_controller_kafkacontroller_offlinepartitionscount": 0,
-		"kafka_server_replicamanager_underreplicatedpartitions":  0,
+		"kafka_server_replicamanager_underreplicatedpartitions":   0,
 	} {
 		if v, ok := value(fams, name, nil); !ok || v != want {
 			t.Errorf("%s = %v (present %v), want %v", name, v, ok, want)
