@@ -18,6 +18,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/zkafka/zkafka/internal/obshttp"
 )
 
 // startObservedServer starts a standalone server with the Prometheus
@@ -282,5 +283,45 @@ func TestReadyNeedsLeader(t *testing.T) {
 	s.Shutdown(context.Background())
 	if err := s.ready(); err != ErrServerClosed {
 		t.Fatalf("shut down: ready() = %v", err)
+	}
+}
+
+// TestPrometheusEnsembleMetrics: a leader adds Apache's leader gauges and
+// every member quorum_size; a follower has no leader gauges.
+func TestPrometheusEnsembleMetrics(t *testing.T) {
+	e := startInprocEnsemble(t, []bool{false, false, false})
+	leader := e.waitLeader(t)
+	gather := func(s *Server) map[string]*dto.MetricFamily {
+		fams, err := obshttp.NewRegistry(false, zkCollector{s}).Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]*dto.MetricFamily{}
+		for _, f := range fams {
+			out[f.GetName()] = f
+		}
+		return out
+	}
+	lf, ff := gather(e.servers[leader]), gather(e.servers[(leader+1)%3])
+	for _, m := range loadApacheMetricNames(t) {
+		switch m.scope {
+		case "leader":
+			if lf[m.name] == nil {
+				t.Errorf("leader lacks %s", m.name)
+			}
+			if ff[m.name] != nil && m.name != "synced_observers" {
+				t.Errorf("a follower serves the leader's %s", m.name)
+			}
+		case "ensemble":
+			if lf[m.name] == nil || ff[m.name] == nil {
+				t.Errorf("%s missing on a member", m.name)
+			}
+		}
+	}
+	if v := lf["quorum_size"].Metric[0].GetGauge().GetValue(); v != 3 {
+		t.Errorf("quorum_size = %v, want 3", v)
+	}
+	if lf["learner_handler_qp_size"] == nil {
+		t.Error("the leader has no learner_handler_qp_size{key} summaries")
 	}
 }
