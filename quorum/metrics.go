@@ -27,6 +27,15 @@ var promGauges = map[string]bool{
 	"max_proposal_size": true, "min_proposal_size": true,
 }
 
+// isMntrKey: the keys of mntrKeys.
+var isMntrKey = func() map[string]bool {
+	m := make(map[string]bool, len(mntrKeys))
+	for _, k := range mntrKeys {
+		m[k] = true
+	}
+	return m
+}()
+
 // Summary quantiles, as PrometheusSummary builds them: DetailLevel.BASIC
 // has the median, ADVANCED the median, p90 and p99.
 var (
@@ -56,8 +65,10 @@ func (c zkCollector) Collect(ch chan<- prometheus.Metric) {
 		if err != nil {
 			continue // version, server_state, peer_state: text, as ZooKeeper's provider leaves them out
 		}
-		if strings.HasSuffix(name, "_learner_handler_qp_size") || strings.HasSuffix(name, "_learner_handler_qp_time_ms") {
-			continue // mntr's flattening of a summary set; served below as labelled summaries
+		if !promGauges[name] && !isMntrKey[name] {
+			// mntr only: observer_master_id, and the flattened
+			// learner_handler summaries (labelled summaries below).
+			continue
 		}
 		ch <- constMetric(name, f)
 	}
