@@ -208,7 +208,8 @@ func (s *Server) adminSystemProperties(_ map[string]string, out map[string]any) 
 }
 
 // adminVotingView is VotingViewCommand: the voters of the ensemble
-// (observers are not in ZooKeeper's voting view).
+// (observers are not in ZooKeeper's voting view), as Jackson writes its
+// QuorumServerView (snake_case).
 func (s *Server) adminVotingView(_ map[string]string, out map[string]any) {
 	view := map[string]any{}
 	for _, sv := range s.cfg.Servers {
@@ -224,19 +225,18 @@ func (s *Server) adminVotingView(_ map[string]string, out map[string]any) {
 			client = net.JoinHostPort(host, strconv.Itoa(sv.ClientPort))
 		}
 		view[strconv.FormatUint(sv.ID, 10)] = map[string]any{
-			"serverAddresses":   []string{net.JoinHostPort(sv.Host, strconv.Itoa(sv.PeerPort))},
-			"electionAddresses": []string{net.JoinHostPort(sv.Host, strconv.Itoa(sv.ElectPort))},
-			"clientAddress":     client,
-			"learnerType":       "participant",
+			"server_addresses":   []string{net.JoinHostPort(sv.Host, strconv.Itoa(sv.PeerPort))},
+			"election_addresses": []string{net.JoinHostPort(sv.Host, strconv.Itoa(sv.ElectPort))},
+			"client_address":     client,
+			"learner_type":       "participant",
 		}
 	}
 	out["current_config"] = view
 }
 
 // adminZabState is ZabStateCommand. A zkafka member serving a leader is
-// in zab's "broadcast" phase; without one it is "election". ZooKeeper
-// writes the addresses as Jackson renders its address objects; zkafka
-// writes host:port.
+// in zab's "broadcast" phase; without one it is "election". Its zxids are
+// zkafka's (no epoch in the top 32 bits while the first leader leads).
 func (s *Server) adminZabState(_ map[string]string, out map[string]any) {
 	if s.ens == nil {
 		out["voting"], out["zabstate"] = false, ""
@@ -248,8 +248,8 @@ func (s *Server) adminZabState(_ map[string]string, out map[string]any) {
 	out["is_leader"] = s.isLeader()
 	out["voting"] = self != nil && !self.Observer
 	if self != nil {
-		out["quorum_address"] = net.JoinHostPort(self.Host, strconv.Itoa(self.PeerPort))
-		out["election_address"] = net.JoinHostPort(self.Host, strconv.Itoa(self.ElectPort))
+		out["quorum_address"] = multipleAddresses(self.Host, self.PeerPort)
+		out["election_address"] = multipleAddresses(self.Host, self.ElectPort)
 	}
 	out["client_address"] = s.clientAddr.String()
 	out["last_zxid"] = "0x" + strconv.FormatInt(zxid, 16)
@@ -267,5 +267,18 @@ func (s *Server) resetConnectionStats() {
 		c.received.Store(0)
 		c.sent.Store(0)
 		c.cstats.reset()
+	}
+}
+
+// multipleAddresses is a server.N address as Jackson writes ZooKeeper's
+// MultipleAddresses (its getters, snake_case); zkafka has one address per
+// server.N line.
+func multipleAddresses(host string, port int) map[string]any {
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	return map[string]any{
+		"all_addresses": []string{addr}, "all_host_strings": []string{host}, "all_ports": []int{port},
+		"all_reachable_addresses": []string{addr}, "all_reachable_addresses_or_all": []string{addr},
+		"empty": false, "one": addr, "reachable_address": addr, "reachable_or_one": addr,
+		"wildcard_addresses": []string{net.JoinHostPort("0.0.0.0", strconv.Itoa(port))},
 	}
 }

@@ -129,3 +129,34 @@ func TestAdminCommandValues(t *testing.T) {
 		t.Errorf("command list: %d %s", code, body)
 	}
 }
+
+// TestAdminEnsembleCommands: a leader's leader, voting_view and zabstate
+// answer with the keys Apache ZooKeeper's Jackson writes (snake_case; the
+// addresses as MultipleAddresses objects).
+func TestAdminEnsembleCommands(t *testing.T) {
+	e := startInprocEnsemble(t, []bool{false, false, false})
+	s := e.servers[e.waitLeader(t)]
+	lead := s.runAdminCommand("leader", nil)
+	if lead["is_leader"] != true || lead["leader_id"] != s.cfg.MyID || lead["error"] != nil {
+		t.Errorf("leader: %v", lead)
+	}
+	view := s.runAdminCommand("voting_view", nil)["current_config"].(map[string]any)
+	if len(view) != 3 {
+		t.Fatalf("voting_view: %v", view)
+	}
+	for id, v := range view {
+		m := v.(map[string]any)
+		for _, k := range []string{"server_addresses", "election_addresses", "client_address", "learner_type"} {
+			if _, ok := m[k]; !ok {
+				t.Errorf("voting_view %s lacks %s: %v", id, k, m)
+			}
+		}
+	}
+	zab := s.runAdminCommand("zabstate", nil)
+	if zab["zabstate"] != "broadcast" || zab["voting"] != true {
+		t.Errorf("zabstate: %v", zab)
+	}
+	if qa, ok := zab["quorum_address"].(map[string]any); !ok || qa["one"] == nil {
+		t.Errorf("zabstate quorum_address: %v", zab["quorum_address"])
+	}
+}

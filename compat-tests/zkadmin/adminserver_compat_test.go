@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -185,6 +187,74 @@ func TestAdminServerApacheVsZkafka(t *testing.T) {
 	for k := range a {
 		if _, ok := z[k]; !ok {
 			t.Errorf("environment: zkafka lacks %s", k)
+		}
+	}
+}
+
+// ensembleCommands are the commands whose answers depend on the server's
+// role in an ensemble.
+var ensembleCommands = []string{"leader", "voting_view", "zabstate", "monitor", "server_stats", "configuration", "observers", "is_read_only"}
+
+// startEnsemble starts a 3-voter ensemble of kind with each member's
+// AdminServer on a free port, and returns the leader's and a follower's.
+func startEnsemble(t *testing.T, kind string) (leader, follower server) {
+	t.Helper()
+	opts := zkserver.EnsembleOptions{Voters: 3}
+	var e *zkserver.Ensemble
+	if kind == "apache" {
+		e = zkserver.NewApacheEnsemble(t, opts)
+	} else {
+		e = zkserver.NewZkafkaEnsemble(t, opts)
+	}
+	admins := map[*zkserver.Server]string{}
+	for _, s := range e.Servers {
+		port := freePort(t)
+		f, err := os.OpenFile(filepath.Join(s.Dir(), "zoo.cfg"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(f, "admin.enableServer=true\nadmin.serverAddress=127.0.0.1\nadmin.serverPort=%d\n", port)
+		f.Close()
+		admins[s] = fmt.Sprintf("http://127.0.0.1:%d/commands", port)
+	}
+	e.StartAll()
+	l := e.WaitLeader(60 * time.Second)
+	if l == nil {
+		t.Fatalf("%s ensemble: no leader", kind)
+	}
+	for _, s := range e.Servers {
+		if s != l {
+			return server{zk: l, admin: admins[l]}, server{zk: s, admin: admins[s]}
+		}
+	}
+	panic("unreachable")
+}
+
+func compareShapes(t *testing.T, what string, apache, ours server, names []string) {
+	t.Helper()
+	for _, name := range names {
+		a, z := map[string]bool{}, map[string]bool{}
+		shape("", command(t, apache, name), a)
+		shape("", command(t, ours, name), z)
+		if d := diff(a, z); len(d) > 0 {
+			t.Errorf("%s %s: only Apache has %v", what, name, d)
+		}
+		if d := diff(z, a); len(d) > 0 {
+			t.Errorf("%s %s: only zkafka has %v", what, name, d)
+		}
+	}
+}
+
+// TestAdminServerEnsembleApacheVsZkafka: a leader's and a follower's
+// answers to the role-dependent commands have Apache's keys.
+func TestAdminServerEnsembleApacheVsZkafka(t *testing.T) {
+	al, af := startEnsemble(t, "apache")
+	zl, zf := startEnsemble(t, "zkafka")
+	compareShapes(t, "leader", al, zl, ensembleCommands)
+	compareShapes(t, "follower", af, zf, ensembleCommands)
+	for _, s := range []server{al, zl} {
+		if got := command(t, s, "leader"); got["is_leader"] != true {
+			t.Errorf("%s leader: %v", s.zk.Kind(), got)
 		}
 	}
 }
