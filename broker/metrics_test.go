@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"net"
 	"testing"
 	"time"
 
@@ -49,5 +50,32 @@ func TestMetricsPortConfig(t *testing.T) {
 	}
 	if DefaultConfig("").Metrics.Enabled() {
 		t.Error("the default config opens a metrics port")
+	}
+}
+
+// TestBrokerReady: /readyz's answer follows registration, the listeners
+// and shutdown.
+func TestBrokerReady(t *testing.T) {
+	b := &Broker{registered: make(chan struct{}), done: make(chan struct{})}
+	b.mu.listeners = map[net.Listener]struct{}{}
+	if err := b.ready(); err != errNotRegistered {
+		t.Fatalf("before registration: %v", err)
+	}
+	close(b.registered)
+	if err := b.ready(); err != errNotServing {
+		t.Fatalf("registered, no listener: %v", err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	b.mu.listeners[l] = struct{}{}
+	if err := b.ready(); err != nil {
+		t.Fatalf("registered and serving: %v", err)
+	}
+	close(b.done)
+	if err := b.ready(); err != ErrServerClosed {
+		t.Fatalf("shutting down: %v", err)
 	}
 }
