@@ -78,6 +78,9 @@ func (b *Broker) ready() error {
 	select {
 	case <-b.done:
 		return ErrServerClosed
+	default:
+	}
+	select {
 	case <-b.registered:
 	default:
 		return errNotRegistered
