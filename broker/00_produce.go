@@ -122,6 +122,7 @@ func (c *conn) producePartition(req *kproto.ProduceRequest, t *topic, rp *kproto
 		}
 		return fail(kproto.CodeCorruptMessage, "%v", err)
 	}
+	before := part.log.NextOffset() // a retried duplicate answers an offset below it
 	res := part.appendBatch(batch, now)
 	if res.code != kproto.CodeNone {
 		if res.msg != "" {
@@ -129,7 +130,9 @@ func (c *conn) producePartition(req *kproto.ProduceRequest, t *topic, rp *kproto
 		}
 		return fail(res.code, "")
 	}
-	c.b.metrics.appended(part.topic, int(batch.NumRecords()), len(batch))
+	if res.baseOffset >= before {
+		c.b.metrics.appended(part.topic, int(batch.NumRecords()), len(batch))
+	}
 	out.BaseOffset, out.LogAppendTime, out.LogStartOffset = res.baseOffset, res.logAppendTime, part.log.StartOffset()
 	return out
 }

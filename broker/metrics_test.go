@@ -1,10 +1,13 @@
 package broker
 
 import (
+	"encoding/binary"
+	"hash/crc32"
 	"net"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/zkafka/zkafka/kproto"
 )
 
@@ -77,5 +80,37 @@ func TestBrokerReady(t *testing.T) {
 	close(b.done)
 	if err := b.ready(); err != ErrServerClosed {
 		t.Fatalf("shutting down: %v", err)
+	}
+}
+
+// TestMessagesInSkipsDuplicates: an idempotent producer's retried batch,
+// answered with its original offset and not appended again, is not
+// counted again in messagesin and bytesin.
+func TestMessagesInSkipsDuplicates(t *testing.T) {
+	b, part := newTestBroker(t)
+	b.metrics = newBrokerMetrics()
+	c := allocConn(b)
+	batch := testBatch(100)
+	binary.BigEndian.PutUint64(batch[43:], 7) // producer id 7, epoch 0, base sequence 0
+	binary.BigEndian.PutUint16(batch[51:], 0)
+	binary.BigEndian.PutUint32(batch[53:], 0)
+	binary.BigEndian.PutUint32(batch[17:], crc32.Checksum(batch[21:], crc32.MakeTable(crc32.Castagnoli)))
+	body := produceRequestBody(9, batch)
+	hdr := kproto.RequestHeader{APIKey: kproto.KeyProduce, APIVersion: 9, CorrelationID: 1}
+	for range 2 {
+		resp, err := handleProduce(c, &hdr, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.release()
+	}
+	if next := part.log.NextOffset(); next != 1 {
+		t.Fatalf("the retry was appended: log end %d", next)
+	}
+	if v := testutil.ToFloat64(b.metrics.messagesIn.WithLabelValues("t")); v != 1 {
+		t.Errorf("messagesin = %v, want 1", v)
+	}
+	if v := testutil.ToFloat64(b.metrics.bytesIn.WithLabelValues("t")); v != float64(len(batch)) {
+		t.Errorf("bytesin = %v, want %d", v, len(batch))
 	}
 }
