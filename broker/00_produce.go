@@ -122,12 +122,16 @@ func (c *conn) producePartition(req *kproto.ProduceRequest, t *topic, rp *kproto
 		}
 		return fail(kproto.CodeCorruptMessage, "%v", err)
 	}
+	before := part.log.NextOffset() // a retried duplicate answers an offset below it
 	res := part.appendBatch(batch, now)
 	if res.code != kproto.CodeNone {
 		if res.msg != "" {
 			return fail(res.code, "%s", res.msg)
 		}
 		return fail(res.code, "")
+	}
+	if res.baseOffset >= before {
+		c.b.metrics.appended(part.topic, int(batch.NumRecords()), len(batch))
 	}
 	out.BaseOffset, out.LogAppendTime, out.LogStartOffset = res.baseOffset, res.logAppendTime, part.log.StartOffset()
 	return out

@@ -236,6 +236,7 @@ func (c *conn) writeFetch(hdr *kproto.RequestHeader, req *kproto.FetchRequest, h
 		for j := range fs.parts[i] {
 			if fp := &fs.parts[i][j]; withData && fp.rng.Len > 0 {
 				resp.ranges = append(resp.ranges, fp.rng)
+				c.b.metrics.sent(fp.part.topic, fp.rng.Len)
 			}
 			fs.parts[i][j] = fetchPart{}
 		}

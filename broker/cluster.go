@@ -351,6 +351,7 @@ func (b *Broker) dropTopicLocked(name string) {
 	if t == nil {
 		return
 	}
+	b.metrics.forgetTopic(name)
 	for _, part := range t.parts {
 		if part == nil {
 			continue

@@ -61,6 +61,8 @@ type Config struct {
 
 	Groups GroupConfig // group.* and offsets.* (group_config.go)
 
+	Metrics MetricsConfig // zkafka.metrics.*: the Prometheus endpoint (metrics_http.go)
+
 	// topicDefaults are broker defaults of topic configs given in
 	// server.properties that Config has no field for (min.insync.replicas,
 	// ...), by topic config name; see topicconfig.go.
@@ -91,6 +93,7 @@ func DefaultConfig(dataDir string) Config {
 		SocketRequestMaxBytes:    100 << 20,
 		QueuedMaxRequestBytes:    DefaultQueuedMaxRequestBytes,
 		Groups:                   DefaultGroupConfig(),
+		Metrics:                  DefaultMetricsConfig(),
 	}
 }
 
@@ -204,6 +207,9 @@ func ParseProperties(r io.Reader, log *slog.Logger) (Config, error) {
 func applyOtherProperty(cfg *Config, p properties.Property, log *slog.Logger) error {
 	k, v := p.Key, p.Trimmed()
 	if ok, err := cfg.Groups.parseProperty(k, v); ok {
+		return err
+	}
+	if ok, err := cfg.Metrics.parseProperty(k, v); ok {
 		return err
 	}
 	if d := topicDefaultForBrokerKey(k); d != nil {

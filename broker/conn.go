@@ -157,7 +157,9 @@ func (c *conn) readLoop() {
 			c.log.Warn("closing connection: malformed request header", "err", err)
 			return
 		}
+		start := time.Now()
 		resp, err := c.dispatch(&hdr, body)
+		c.b.metrics.request(hdr.APIKey, time.Since(start))
 		if err != nil {
 			c.log.Warn("closing connection", "api_key", hdr.APIKey, "api_version", hdr.APIVersion, "err", err)
 			return

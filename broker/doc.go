@@ -30,6 +30,9 @@
 //	config.go       Config and server.properties; config_rules.go the rules of its values;
 //	                topicconfig.go per-topic configs
 //	group_*.go      the group coordinator: state machine, ZooKeeper store, expiry
+//	metrics*.go     Prometheus metrics with the JMX exporter's names on zkafka.metrics.port
+//	                (metrics.go the request-path counters, metrics_state.go the gauges,
+//	                metrics_http.go the key, /healthz and /readyz)
 //
 // # Connection model
 //

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zkafka/zkafka/internal/accept"
+	"github.com/zkafka/zkafka/internal/obshttp"
 	"github.com/zkafka/zkafka/internal/tracked"
 )
 
@@ -42,6 +43,11 @@ type Broker struct {
 
 	// budget bounds the request buffers of all connections together.
 	budget *requestBudget
+
+	// metrics are the request path's counters (metrics.go); metricsSrv
+	// serves them when zkafka.metrics.port is set (metrics_http.go).
+	metrics    *brokerMetrics
+	metricsSrv *obshttp.Server
 
 	registerOnce sync.Once
 	registered   chan struct{} // closed once /brokers/ids/{id} exists
@@ -83,6 +89,7 @@ func New(cfg Config, log *slog.Logger) (*Broker, error) {
 	b.mu.listeners = map[net.Listener]struct{}{}
 	b.mu.conns = map[*conn]struct{}{}
 	b.budget = newRequestBudget(cfg.QueuedMaxRequestBytes, budgetPatience)
+	b.metrics = newBrokerMetrics()
 	b.cluster.init()
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.ZooKeeperSessionTimeout)
 	defer cancel()
@@ -99,6 +106,10 @@ func New(cfg Config, log *slog.Logger) (*Broker, error) {
 	b.goTracked("retention", b.retentionLoop)
 	b.groups = newCoordinator(b)
 	b.groups.start()
+	if err := b.startMetrics(); err != nil {
+		b.Shutdown(context.Background())
+		return nil, err
+	}
 	return b, nil
 }
 
@@ -202,7 +213,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	b.groups.stop()
 	b.closePartitions()
 	b.zk.close()
-	return err
+	return errors.Join(err, b.stopMetrics(ctx))
 }
 
 // goTracked starts fn in one of the broker's tracked goroutines (labelled

@@ -38,6 +38,12 @@ type Config struct {
 	SuperDigest       string // zookeeper.DigestAuthenticationProvider.superDigest: "super:<digest>"
 	MyID              uint64 // from dataDir/myid (0 when standalone without one)
 	Servers           []ServerSpec
+	Metrics           MetricsConfig // metricsProvider.*: the Prometheus endpoint (metrics_config.go)
+	Admin             AdminConfig   // admin.*: the AdminServer (metrics_config.go)
+
+	// initialText is the zoo.cfg as read (the AdminServer's
+	// initial_configuration).
+	initialText string
 
 	// clientPortGiven: zoo.cfg sets clientPort, which must then agree with
 	// this server's server.N client port (checked once myid is known).
@@ -71,6 +77,8 @@ func DefaultConfig(dataDir string) Config {
 		SnapCount:         100000,
 		ContainerInterval: 60 * time.Second,
 		FourLetterWords:   map[string]bool{"srvr": true},
+		Metrics:           defaultMetricsConfig(),
+		Admin:             defaultAdminConfig(),
 	}
 	c.fillDerived()
 	return c
@@ -205,12 +213,14 @@ func ParseConfig(r io.Reader, log *slog.Logger) (Config, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	props, err := properties.Load(r)
+	var text strings.Builder
+	props, err := properties.Load(io.TeeReader(r, &text))
 	if err != nil {
 		return Config{}, err
 	}
 	p := configParser{c: DefaultConfig(""), log: log, set: map[string]properties.Property{}, servers: map[uint64]properties.Property{}}
 	p.c.ClientPortAddress = ""
+	p.c.Admin.Enabled = true // ZooKeeper's default for a zoo.cfg (see AdminConfig)
 	for _, prop := range props {
 		if err := p.apply(prop); err != nil {
 			return Config{}, err
@@ -221,6 +231,7 @@ func ParseConfig(r io.Reader, log *slog.Logger) (Config, error) {
 		return Config{}, err
 	}
 	p.c.fillDerived()
+	p.c.initialText = text.String()
 	return p.c, nil
 }
 

@@ -117,6 +117,9 @@ func (p *configParser) apply(prop properties.Property) error {
 	case "DigestAuthenticationProvider.superDigest", "zookeeper.DigestAuthenticationProvider.superDigest", "superDigest":
 		c.SuperDigest, err = superDigestProp(prop, v)
 	default:
+		if ok, err := p.applyObservability(prop); ok {
+			return err
+		}
 		return p.applyOther(prop, v)
 	}
 	return err
@@ -408,10 +411,9 @@ var ignoredKeys = map[string]func(properties.Property) error{
 	"electionAlg": checkElectionAlg, "peerType": checkPeerType,
 	"secureClientPortAddress": nil, "quorum.auth.learner.saslLoginContext": nil,
 	"quorum.auth.server.saslLoginContext": nil, "quorum.auth.kerberos.servicePrincipal": nil,
-	"metricsProvider.className": nil, "oraclePath": nil,
+	"oraclePath": nil,
 	// System properties ZooKeeper reads (zoo.cfg sets them as zookeeper.KEY).
-	"admin.enableServer": nil, "admin.serverPort": nil, "admin.serverAddress": nil, "admin.commandURL": nil,
-	"admin.idleTimeout": nil, "preAllocSize": nil, "globalOutstandingLimit": nil, "maxCnxns": nil,
+	"preAllocSize": nil, "globalOutstandingLimit": nil, "maxCnxns": nil,
 	"commitLogCount": nil, "snapSizeLimitInKb": nil, "txnLogSizeLimitInKb": nil, "fsync.warningthresholdms": nil,
 	"forceSync": nil, "serverCnxnFactory": nil, "skipACL": nil, "leaderServes": nil, "cnxTimeout": nil,
 	"electionPortBindRetry": nil, "audit.enable": nil, "digest.enabled": nil, "snapshot.trust.empty": nil,

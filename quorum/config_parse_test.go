@@ -37,8 +37,12 @@ clientPort=2181
 				MaxClientCnxns: 60, MinSessionTimeout: 4 * time.Second, MaxSessionTimeout: 40 * time.Second,
 				SnapRetainCount: 3, JuteMaxBuffer: 0xfffff, SnapCount: 100000,
 				ContainerInterval: time.Minute, FourLetterWords: map[string]bool{"srvr": true},
+				// ZooKeeper's defaults: no metrics provider, the AdminServer on.
+				Metrics:         MetricsConfig{Host: "0.0.0.0", Port: 7000, ExportJvmInfo: true},
+				Admin:           AdminConfig{Enabled: true, Address: "0.0.0.0", Port: 8080, CommandURL: "/commands", IdleTimeout: 30 * time.Second},
 				clientPortGiven: true,
 			}
+			c.initialText = ""
 			if !reflect.DeepEqual(c, want) {
 				t.Fatalf("got  %+v\nwant %+v", c, want)
 			}

@@ -219,19 +219,19 @@ func TestParseConfigRelations(t *testing.T) {
 }
 
 func TestParseConfigWarnsUnknownKeysOnly(t *testing.T) {
-	_, logs, err := parseZooCfg(t, "no.such.key=1\nadmin.serverPort=8080\n4lw.commands.whitelist=srvr,nope\nautopurge.snapRetainCount=1\n")
+	_, logs, err := parseZooCfg(t, "no.such.key=1\npreAllocSize=8080\n4lw.commands.whitelist=srvr,nope\nautopurge.snapRetainCount=1\n")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`level=WARN msg="zoo.cfg: unknown key ignored" key=no.such.key line=2`,
-		`level=DEBUG msg="zoo.cfg: key accepted and ignored" key=admin.serverPort`,
+		`level=DEBUG msg="zoo.cfg: key accepted and ignored" key=preAllocSize`,
 		`level=WARN msg="zoo.cfg: unknown four-letter word in 4lw.commands.whitelist" word=nope`,
 		`level=WARN msg="zoo.cfg: autopurge.snapRetainCount below 3; using 3"`} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("logs lack %q:\n%s", want, logs)
 		}
 	}
-	if strings.Contains(logs, "admin.serverPort line") || strings.Count(logs, "level=WARN") != 3 {
+	if strings.Contains(logs, "preAllocSize line") || strings.Count(logs, "level=WARN") != 3 {
 		t.Errorf("warnings:\n%s", logs)
 	}
 }

@@ -165,6 +165,10 @@ func (c *conn) serve() {
 	}()
 	c.readLoop(br)
 	close(c.calls)
+	if c.srv.draining() {
+		<-writerDone // it answers what is queued, then closes the connection
+		return
+	}
 	// The writer may still owe replies (the reader stops after a
 	// closeSession or a request that ends the connection); a client that
 	// hangs up meanwhile ends them, so that nothing waits on its behalf
@@ -203,6 +207,9 @@ func (c *conn) readLoop(br *bufio.Reader) {
 	var buf []byte
 	for {
 		frame, err := c.readFrame(br, buf[:0])
+		if err != nil && c.srv.draining() {
+			return // Shutdown: the writer answers the calls read so far (drain.go)
+		}
 		if err != nil {
 			// As ZooKeeper closes a connection at end of stream: nobody
 			// reads the replies still owed, and a writer waiting on the

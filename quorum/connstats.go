@@ -29,7 +29,7 @@ func (c *conn) observeReply(cl *call, hdr zkproto.ReplyHeader) {
 	}
 	now := time.Now()
 	lat := now.Sub(cl.start)
-	c.srv.stats.observe(lat)
+	c.srv.stats.observe(lat, cl.wait != nil)
 	st := &c.cstats
 	st.mu.Lock()
 	defer st.mu.Unlock()

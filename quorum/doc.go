@@ -38,6 +38,11 @@
 //	config.go           Config, zoo.cfg (through internal/properties) and myid
 //	config_keys.go      the rules of every zoo.cfg key (QuorumPeerConfig's, or stricter)
 //	stats.go            the counters the four-letter words report
+//	metrics.go          the Prometheus metrics (mntr's numbers, Apache's provider's names)
+//	metrics_config.go   metricsProvider.* and admin.* (Prometheus endpoint, AdminServer)
+//	metrics_http.go     the metrics and admin endpoints (internal/obshttp), /healthz, /readyz
+//	adminserver*.go     the AdminServer: Commands.java's JSON commands under /commands
+//	drain.go            Shutdown's drain: connections answer what they read, within a bound
 //	limits_unix.go      the open-file limit, for mntr
 //	zkdata.go           ImportTree and ExportTree: a tree from and to store/apachezk (zk-import, zk-export)
 //

@@ -16,6 +16,15 @@ import (
 // process has no JVM, so those say what the Go equivalent is: the Go
 // version, the binary and its directory, the runtime's memory in MB.
 func writeEnvironment(w io.Writer) {
+	io.WriteString(w, "Environment:\n")
+	for _, kv := range environment() {
+		fmt.Fprintf(w, "%s=%s\n", kv[0], kv[1])
+	}
+}
+
+// environment is envi's keys and values, in its order (also the
+// AdminServer's environment command).
+func environment() [][2]string {
 	host, _ := os.Hostname()
 	wd, _ := os.Getwd()
 	exe, _ := os.Executable()
@@ -32,8 +41,7 @@ func writeEnvironment(w io.Writer) {
 	if limit := debug.SetMemoryLimit(-1); limit > 0 && limit < 1<<62 {
 		max = uint64(limit) / mb
 	}
-	io.WriteString(w, "Environment:\n")
-	for _, kv := range [][2]string{
+	return [][2]string{
 		{"zookeeper.version", zkVersion},
 		{"host.name", host},
 		{"java.version", runtime.Version()},
@@ -52,8 +60,6 @@ func writeEnvironment(w io.Writer) {
 		{"os.memory.free", fmt.Sprintf("%dMB", free)},
 		{"os.memory.max", fmt.Sprintf("%dMB", max)},
 		{"os.memory.total", fmt.Sprintf("%dMB", total)},
-	} {
-		fmt.Fprintf(w, "%s=%s\n", kv[0], kv[1])
 	}
 }
 

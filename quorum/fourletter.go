@@ -99,11 +99,7 @@ func (s *Server) writeFourLetterWord(w *bytes.Buffer, self *conn, word string) {
 		s.stats.reset()
 		w.WriteString("Server stats reset.\n")
 	case "crst":
-		for _, c := range s.connections() {
-			c.received.Store(0)
-			c.sent.Store(0)
-			c.cstats.reset()
-		}
+		s.resetConnectionStats()
 		w.WriteString("Connection stats reset.\n")
 	}
 }

@@ -58,6 +58,9 @@ type Server struct {
 	started time.Time
 	// clientAddr is the client listener's address, set before serving.
 	clientAddr net.Addr
+	// obs is the metrics and admin endpoints (metrics_http.go), set at
+	// start, before serving.
+	obs observability
 
 	// failed yields, once, the error that stopped the server on its own
 	// (see Failed); buffered 1.
@@ -200,8 +203,10 @@ func (s *Server) connections() []*conn {
 	return out
 }
 
-// Shutdown stops accepting, closes every connection and the replicated log,
-// and waits for the server's goroutines until ctx ends. Sessions survive a
+// Shutdown stops accepting, lets every connection answer the requests it
+// has read (within shutdownDrain and ctx, drain.go) and closes it, stops
+// the metrics and admin endpoints and the replicated log, and waits for
+// the server's goroutines until ctx ends. Sessions survive a
 // shutdown: a client that reconnects after a restart within its timeout
 // keeps its session.
 func (s *Server) Shutdown(ctx context.Context) error {
@@ -221,10 +226,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		conns = append(conns, c)
 	}
 	s.mu.Unlock()
-	for _, c := range conns {
-		c.close("server shutting down")
-	}
-	err := s.goroutines.Wait(ctx)
+	obsErr := s.stopObservability(ctx)
+	err := errors.Join(s.drainConnections(ctx, conns), obsErr)
 	if s.repl != nil {
 		if stopErr := s.repl.Stop(); err == nil {
 			err = stopErr

@@ -83,6 +83,10 @@ func start(cfg Config, log *slog.Logger, l net.Listener, opts startOptions) (*Se
 	s.trackRestoredSessions()
 	s.goTracked("zk-expiry", s.expireSessions)
 	s.goTracked("zk-reaper", s.reapContainers)
+	if err := s.startObservability(); err != nil {
+		s.Shutdown(context.Background())
+		return nil, err
+	}
 	s.goTracked("zk-listener", func() {
 		if err := s.Serve(l); err != nil && err != ErrServerClosed {
 			log.Error("client listener stopped", "err", err)

@@ -21,6 +21,10 @@ type serverStats struct {
 	mu       struct {
 		sync.Mutex
 		latency summary
+		// readLatency, updateLatency split latency between the reads and
+		// the writes (ServerMetrics READ_LATENCY and UPDATE_LATENCY, the
+		// Prometheus readlatency and updatelatency summaries).
+		readLatency, updateLatency summary
 		// reads and writes per top-level znode ("namespace"), as
 		// ZooKeeper's ServerMetrics READ_PER_NAMESPACE and
 		// WRITE_PER_NAMESPACE count them (mntr's
@@ -129,11 +133,24 @@ func (s *summary) avg() float64 {
 	return math.Round(float64(s.total)/float64(s.count)*10000) / 10000
 }
 
-// observe records one request's latency.
-func (s *serverStats) observe(d time.Duration) {
+// observe records one request's latency; write: it went through the log.
+func (s *serverStats) observe(d time.Duration, write bool) {
+	ms := d.Milliseconds()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.mu.latency.add(d.Milliseconds())
+	s.mu.latency.add(ms)
+	if write {
+		s.mu.updateLatency.add(ms)
+	} else {
+		s.mu.readLatency.add(ms)
+	}
+}
+
+// requestLatencies returns the read and the update latency summaries.
+func (s *serverStats) requestLatencies() (read, update summary) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.readLatency, s.mu.updateLatency
 }
 
 // latency returns min, average and max latency in milliseconds.
@@ -151,6 +168,7 @@ func (s *serverStats) reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.mu.latency = summary{}
+	s.mu.readLatency, s.mu.updateLatency = summary{}, summary{}
 }
 
 // namespace is the first component of a path ("/a/b" -> "a"), or "" for

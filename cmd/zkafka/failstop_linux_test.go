@@ -25,7 +25,7 @@ func TestZookeeperExitsWhenItsLogFails(t *testing.T) {
 	dir := t.TempDir()
 	port := freePort(t)
 	cfg := filepath.Join(dir, "zoo.cfg")
-	text := fmt.Sprintf("tickTime=200\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n", filepath.Join(dir, "data"), port)
+	text := fmt.Sprintf("tickTime=200\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\nadmin.enableServer=false\n", filepath.Join(dir, "data"), port)
 	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}

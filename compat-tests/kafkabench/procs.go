@@ -40,7 +40,7 @@ func startCluster(bin, dir, profile string) (*cluster, error) {
 	zkData := filepath.Join(dir, "zookeeper")
 	os.MkdirAll(zkData, 0o755)
 	zooCfg := filepath.Join(dir, "zoo.cfg")
-	cfg := fmt.Sprintf("tickTime=2000\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\nmaxClientCnxns=0\n4lw.commands.whitelist=srvr,ruok\n", zkData, zkPort)
+	cfg := fmt.Sprintf("tickTime=2000\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\nmaxClientCnxns=0\nadmin.enableServer=false\n4lw.commands.whitelist=srvr,ruok\n", zkData, zkPort)
 	if err := os.WriteFile(zooCfg, []byte(cfg), 0o644); err != nil {
 		return nil, err
 	}

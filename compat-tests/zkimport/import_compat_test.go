@@ -123,7 +123,7 @@ func zkafkaImport(t *testing.T, dir string, wantTorn bool) (quorum.Config, *quor
 	copyDir(t, filepath.Join(dir, "version-2"), filepath.Join(src, "version-2"))
 	base := t.TempDir()
 	cfgPath := filepath.Join(base, "zoo.cfg")
-	cfgText := fmt.Sprintf("tickTime=2000\ndataDir=%s\nclientPort=2181\nextendedTypesEnabled=true\n4lw.commands.whitelist=*\n", filepath.Join(base, "data"))
+	cfgText := fmt.Sprintf("tickTime=2000\ndataDir=%s\nclientPort=2181\nextendedTypesEnabled=true\n4lw.commands.whitelist=*\nadmin.enableServer=false\n", filepath.Join(base, "data"))
 	if err := os.WriteFile(cfgPath, []byte(cfgText), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -219,6 +219,6 @@ func apacheArgv(t testing.TB, s *Server) []string {
 	if s.opts.ContainerCheckInterval > 0 {
 		argv = append(argv, "-Dznode.container.checkIntervalMs="+strconv.FormatInt(s.opts.ContainerCheckInterval.Milliseconds(), 10))
 	}
-	return append(argv, "-cp", strings.Join([]string{s.dir, ApacheJar, slf4jLog4j, log4jJar}, ":"),
+	return append(argv, "-cp", strings.Join([]string{s.dir, ApacheJar, slf4jLog4j, log4jJar, servletAPI}, ":"),
 		apacheMain, filepath.Join(s.dir, "zoo.cfg"))
 }

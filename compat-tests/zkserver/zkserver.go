@@ -19,9 +19,13 @@ import (
 // Paths of Debian's Apache ZooKeeper 3.8 (package zookeeper) and its logging
 // backend; see REFERENCE.md.
 const (
-	ApacheJar   = "/usr/share/java/zookeeper.jar"
-	slf4jLog4j  = "/usr/share/java/slf4j-log4j12.jar"
-	log4jJar    = "/usr/share/java/log4j-1.2.jar"
+	ApacheJar  = "/usr/share/java/zookeeper.jar"
+	slf4jLog4j = "/usr/share/java/slf4j-log4j12.jar"
+	log4jJar   = "/usr/share/java/log4j-1.2.jar"
+	// servletAPI is what the Jetty AdminServer needs besides the jars
+	// zookeeper.jar's manifest names; without it a test that turns the
+	// AdminServer on (admin.enableServer=true in ExtraConfig) gets none.
+	servletAPI  = "/usr/share/java/servlet-api.jar"
 	apacheMain  = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 	installHint = "`make compat` installs it (apt-get install -y zookeeper zookeeper-bin)"
 )
@@ -160,7 +164,7 @@ func StartApache(t testing.TB, opts Options) *Server {
 	if opts.ContainerCheckInterval > 0 {
 		s.argv = append(s.argv, "-Dznode.container.checkIntervalMs="+strconv.FormatInt(opts.ContainerCheckInterval.Milliseconds(), 10))
 	}
-	s.argv = append(s.argv, "-cp", strings.Join([]string{s.dir, ApacheJar, slf4jLog4j, log4jJar}, ":"),
+	s.argv = append(s.argv, "-cp", strings.Join([]string{s.dir, ApacheJar, slf4jLog4j, log4jJar, servletAPI}, ":"),
 		apacheMain, filepath.Join(s.dir, "zoo.cfg"))
 	s.start()
 	return s

@@ -129,6 +129,9 @@ func (e *Env) Stop() {
 	e.b = nil
 }
 
+// Broker is the running broker (nil while stopped).
+func (e *Env) Broker() *broker.Broker { return e.b }
+
 // Restart stops the broker and starts it again on the same data, on a new
 // port 0 address.
 func (e *Env) Restart() {
