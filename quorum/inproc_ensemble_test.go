@@ -2,11 +2,13 @@ package quorum
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -23,6 +25,22 @@ type inprocEnsemble struct {
 // observer), with myids 1, 2, ...; opts[i], if there is one, are server
 // i's start options.
 func startInprocEnsemble(t *testing.T, observers []bool, opts ...startOptions) *inprocEnsemble {
+	t.Helper()
+	// The peer ports are picked free and then bound by the servers; a test
+	// in another package may take one in between, so a start that meets a
+	// port in use is tried again with new ports.
+	for attempt := 1; ; attempt++ {
+		ens, err := tryInprocEnsemble(t, observers, opts)
+		if err == nil {
+			return ens
+		}
+		if !errors.Is(err, syscall.EADDRINUSE) || attempt == 5 {
+			t.Fatal(err)
+		}
+	}
+}
+
+func tryInprocEnsemble(t *testing.T, observers []bool, opts []startOptions) (*inprocEnsemble, error) {
 	t.Helper()
 	specs := make([]ServerSpec, len(observers))
 	for i, obs := range observers {
@@ -49,13 +67,16 @@ func startInprocEnsemble(t *testing.T, observers []bool, opts ...startOptions) *
 		s, err := start(cfg, slog.New(rl), l, o)
 		if err != nil {
 			l.Close()
-			t.Fatalf("server %d: %v", i+1, err)
+			for _, started := range ens.servers {
+				started.Close()
+			}
+			return nil, fmt.Errorf("server %d: %w", i+1, err)
 		}
 		t.Cleanup(func() { s.Close() })
 		ens.servers = append(ens.servers, s)
 		ens.logs = append(ens.logs, rl)
 	}
-	return ens
+	return ens, nil
 }
 
 // waitLeader waits until the running servers agree on a leader, and keep
