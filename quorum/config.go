@@ -33,6 +33,7 @@ type Config struct {
 	JuteMaxBuffer     int    // jute.maxbuffer (default 0xfffff)
 	PeerMaxSnapshot   int    // zkafka.peer.maxSnapshotBytes: the largest snapshot sent to or taken from a peer (0: 1 GiB)
 	ExtendedTypes     bool   // extendedTypesEnabled: TTL nodes
+	EnforceQuota      bool   // zookeeper.enforceQuota: hard quotas refuse writes (QuotaExceeded)
 	SnapCount         uint64 // snapCount: txns between snapshots (default 100000)
 	ContainerInterval time.Duration
 	SuperDigest       string // zookeeper.DigestAuthenticationProvider.superDigest: "super:<digest>"

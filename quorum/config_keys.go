@@ -110,6 +110,8 @@ func (p *configParser) apply(prop properties.Property) error {
 		c.PeerMaxSnapshot = int(n)
 	case "extendedTypesEnabled", "zookeeper.extendedTypesEnabled":
 		c.ExtendedTypes, err = prop.Bool()
+	case "enforceQuota", "zookeeper.enforceQuota":
+		c.EnforceQuota, err = prop.Bool()
 	case "snapCount":
 		err = p.setSnapCount(prop)
 	case "znode.container.checkIntervalMs":
@@ -419,7 +421,7 @@ var ignoredKeys = map[string]func(properties.Property) error{
 	"leader.closeSocketAsync": nil, "flushDelay": nil, "maxWriteQueuePollTime": nil, "maxBatchSize": nil,
 	"requestThrottleLimit": nil, "requestThrottleStallTime": nil, "requestThrottleDropStale": nil,
 	"largeRequestMaxBytes": nil, "largeRequestThreshold": nil, "outstandingHandshake.limit": nil,
-	"watchManagerName": nil, "closeSessionTxn.enabled": nil, "enforceQuota": nil,
+	"watchManagerName": nil, "closeSessionTxn.enabled": nil,
 	"sessionRequireClientSASLAuth": nil, "kerberos.removeHostFromPrincipal": nil,
 	"kerberos.removeRealmFromPrincipal": nil, "X509AuthenticationProvider.superUser": nil,
 	"serializeLastProcessedZxid.enabled": nil,

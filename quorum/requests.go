@@ -73,7 +73,7 @@ func (c *conn) decodeCall(frame []byte) (*call, bool) {
 		}
 		ids, super := c.identities()
 		txn := znode.Txn{Time: time.Now().UnixMilli(), Session: c.sessionID(), Auth: ids, Super: super,
-			Ops: ops, Multi: h.Type == zkproto.OpMulti, Owner: c.srv.ownerID()}
+			Ops: ops, Multi: h.Type == zkproto.OpMulti, Owner: c.srv.ownerID(), EnforceQuota: c.srv.cfg.EnforceQuota}
 		cl.wait = c.srv.repl.ProposeAsync(txn.Append(nil))
 	}
 	return cl, true

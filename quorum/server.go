@@ -80,6 +80,8 @@ type Server struct {
 	// read that sees a change thus runs after the change's events are in
 	// its connection's queue, and the writer sends them before the reply.
 	applyMu sync.RWMutex
+
+	quotaLog quotaLog // see logQuotaWarnings
 }
 
 // newServer builds a server around a tree; the caller attaches repl.

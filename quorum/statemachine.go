@@ -32,6 +32,7 @@ func (s *Server) apply(index uint64, data []byte) any {
 	defer s.applyMu.Unlock()
 	results, events := s.tree.Load().Apply(txn)
 	s.afterApply(&txn, results)
+	s.logQuotaWarnings(&txn, results)
 	s.observeApplied(len(data), &txn, results, events)
 	for _, ev := range events {
 		s.watches.trigger(ev.Type, ev.Path, ev.ACL, txn.Zxid)

@@ -31,6 +31,10 @@ type Txn struct {
 	// session through another server fails with SessionMoved, as
 	// SessionTracker.checkSession fails it on ZooKeeper's leader.
 	Owner int64
+	// EnforceQuota makes creates and setData that would go over a hard
+	// quota fail with QuotaExceeded (zookeeper.enforceQuota on the server
+	// that took the request).
+	EnforceQuota bool
 }
 
 // OpRevalidateSession is the txn of a session that reattached to a server
@@ -74,6 +78,10 @@ type Result struct {
 	Err  zkproto.Err
 	Path string       // the created path (with its sequence suffix)
 	Stat zkproto.Stat // creates, setData, setACL
+	// Warning is ZooKeeper's "Quota exceeded: ..." log line when the op
+	// went over a quota (creates and setData), for the server that
+	// answers the client to log.
+	Warning string
 }
 
 // Event is a watch event a write caused. NodeDeleted is for both the data
@@ -168,8 +176,9 @@ func failedMulti(n, failed int, err zkproto.Err) []Result {
 	return out
 }
 
-func (t *Tree) applyOp(txn *Txn, op *Op, typ zkproto.OpCode, ev *[]Event) Result {
-	r := Result{Type: typ}
+func (t *Tree) applyOp(txn *Txn, op *Op, typ zkproto.OpCode, ev *[]Event) (r Result) {
+	r.Type = typ
+	defer func() { r.Warning, t.warning = t.warning, "" }()
 	switch typ {
 	case zkproto.OpCreate, zkproto.OpCreate2, zkproto.OpCreateContainer, zkproto.OpCreateTTL:
 		r.Path, r.Stat, r.Err = t.create(txn, op, typ, ev)

@@ -52,6 +52,9 @@ type Tree struct {
 	// logged in undo so a failing op can roll the multi back.
 	recording bool
 	undo      []undoRec
+
+	// warning is the quota warning of the op being applied (Result.Warning).
+	warning string
 }
 
 // ownerRef indexes nodes by raw ephemeralOwner: a session's ephemerals,
