@@ -20,6 +20,7 @@
 //	failstop.go         fail-stop: a raft node that dies closes the server and reports on Failed()
 //	raft.go             the replicator over a raftnode.Node; the standalone node's start
 //	statemachine.go     the state machine behind raftnode.StateMachine: apply, snapshot, restore
+//	quota.go            the rate-limited log of the quota warnings of applied txns
 //	expiry.go           the leader's timers: session expiry, container and TTL reaping
 //	ensemble.go         an ensemble member: serving only with a leader, read-only mode,
 //	                    session activity forwarded to the leader, follower status
