@@ -38,7 +38,14 @@ type Config struct {
 	ContainerInterval time.Duration
 	SuperDigest       string // zookeeper.DigestAuthenticationProvider.superDigest: "super:<digest>"
 	MyID              uint64 // from dataDir/myid (0 when standalone without one)
-	Servers           []ServerSpec
+	// DynamicConfigFile is dynamicConfigFile: the file the server.N lines
+	// came from ("" when they are in zoo.cfg).
+	DynamicConfigFile string
+	// ConfigVersion is the version of the server.N lines: the hex suffix of
+	// DynamicConfigFile's name, 0 for lines in zoo.cfg.
+	ConfigVersion   uint64
+	ReconfigEnabled bool // reconfigEnabled
+	Servers         []ServerSpec
 
 	// clientPortGiven: zoo.cfg sets clientPort, which must then agree with
 	// this server's server.N client port (checked once myid is known).
@@ -212,6 +219,11 @@ func ParseConfig(r io.Reader, log *slog.Logger) (Config, error) {
 	}
 	p := configParser{c: DefaultConfig(""), log: log, set: map[string]properties.Property{}, servers: map[uint64]properties.Property{}}
 	p.c.ClientPortAddress = ""
+	if hasDynamicFile(props) {
+		if err := refuseStaticServers(props); err != nil {
+			return Config{}, err
+		}
+	}
 	for _, prop := range props {
 		if err := p.apply(prop); err != nil {
 			return Config{}, err
@@ -249,7 +261,7 @@ func (c *Config) DynamicConfigText() string {
 		}
 		fmt.Fprintf(&b, "server.%d=%s:%d:%d:%s;%s:%d\n", sv.ID, bracketIPv6(sv.Host), sv.PeerPort, sv.ElectPort, role, bracketIPv6(host), port)
 	}
-	b.WriteString("version=0")
+	b.WriteString("version=" + strconv.FormatUint(c.ConfigVersion, 16))
 	return b.String()
 }
 
