@@ -15,9 +15,8 @@ import (
 
 // The pieces of dynamic reconfiguration (opcode 16) that do not depend on
 // the running ensemble, after ZooKeeper 3.8's PrepRequestProcessor (case
-// OpCode.reconfig) and QuorumPeerConfig.parseDynamicConfig. The request
-// path still answers ReconfigDisabled (requests.go): the peer transport
-// does not learn new members yet, see the package doc.
+// OpCode.reconfig) and QuorumPeerConfig.parseDynamicConfig; the request
+// path and the apply side are in reconfig_request.go.
 
 // reconfigAllowed is the admin check of a reconfig: the session needs
 // WRITE on /zookeeper/config (world:anyone READ by default, so only the

@@ -82,6 +82,10 @@ type Server struct {
 	applyMu sync.RWMutex
 
 	quotaLog quotaLog // see logQuotaWarnings
+
+	// members is the configuration after the last reconfig; nil: zoo.cfg's
+	// (reconfig_request.go).
+	members atomic.Pointer[members]
 }
 
 // newServer builds a server around a tree; the caller attaches repl.

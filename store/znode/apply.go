@@ -46,6 +46,14 @@ type Txn struct {
 // never a client opcode.
 const OpRevalidateSession zkproto.OpCode = -100
 
+// OpSetConfig is the txn of a reconfig (ZooKeeper's SetDataTxn of
+// /zookeeper/config with version -1): Data is the new server.N lines,
+// each ending in a newline, and /zookeeper/config becomes Data followed
+// by "version=" and the txn's zxid in hex, with mzxid the zxid, mtime the
+// txn's time and data version -1. It is never a client opcode: the server
+// builds it from a checked reconfig request.
+const OpSetConfig zkproto.OpCode = -101
+
 // Op is one write. Which fields matter depends on Type:
 //
 //	OpCreate, OpCreate2, OpCreateContainer: Path Data ACL Mode
@@ -56,6 +64,7 @@ const OpRevalidateSession zkproto.OpCode = -100
 //	OpCreateSession:                        SessionTimeout (the session is Txn.Session)
 //	OpCloseSession:                         (the session is Txn.Session)
 //	OpRevalidateSession:                    SessionTimeout (the session is Txn.Session, the owner Txn.Owner)
+//	OpSetConfig:                            Data (the server.N lines)
 type Op struct {
 	Type           zkproto.OpCode
 	Path           string
@@ -198,6 +207,8 @@ func (t *Tree) applyOp(txn *Txn, op *Op, typ zkproto.OpCode, ev *[]Event) (r Res
 		t.closeSession(txn, ev)
 	case OpRevalidateSession:
 		r.Err = t.revalidateSession(txn)
+	case OpSetConfig:
+		r.Stat, r.Err = t.setConfig(txn, op)
 	default:
 		r.Err = zkproto.ErrUnimplemented
 	}
