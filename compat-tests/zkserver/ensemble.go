@@ -30,6 +30,10 @@ type EnsembleOptions struct {
 	// file beside zoo.cfg (VERSION in hex) that zoo.cfg names with
 	// dynamicConfigFile, as ZooKeeper 3.5+ writes them; 0 keeps them in zoo.cfg.
 	DynamicConfigFile uint64
+	// InitialMembers, when not 0, gives servers 1..InitialMembers a
+	// configuration of those servers only; the servers after them (joiners,
+	// added by a reconfig) get every server's line, their own included.
+	InitialMembers int
 }
 
 // Ensemble is a set of ZooKeeper server processes configured as one
@@ -85,6 +89,9 @@ func newEnsemble(t testing.TB, kind string, opts EnsembleOptions) *Ensemble {
 		b.WriteString(s.zooCfg(clientPort(s.addr)))
 		fmt.Fprintf(&b, "initLimit=10\nsyncLimit=5\n")
 		for j, o := range e.Servers {
+			if opts.InitialMembers > 0 && int(s.id) <= opts.InitialMembers && j >= opts.InitialMembers {
+				break
+			}
 			peer := net.JoinHostPort("127.0.0.1", strconv.Itoa(o.peerPort))
 			if opts.PeerAddr != nil && o.id != s.id {
 				peer = opts.PeerAddr(s.id, o.id, peer)
