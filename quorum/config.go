@@ -33,13 +33,21 @@ type Config struct {
 	JuteMaxBuffer     int    // jute.maxbuffer (default 0xfffff)
 	PeerMaxSnapshot   int    // zkafka.peer.maxSnapshotBytes: the largest snapshot sent to or taken from a peer (0: 1 GiB)
 	ExtendedTypes     bool   // extendedTypesEnabled: TTL nodes
+	EnforceQuota      bool   // zookeeper.enforceQuota: hard quotas refuse writes (QuotaExceeded)
 	SnapCount         uint64 // snapCount: txns between snapshots (default 100000)
 	ContainerInterval time.Duration
 	SuperDigest       string // zookeeper.DigestAuthenticationProvider.superDigest: "super:<digest>"
 	MyID              uint64 // from dataDir/myid (0 when standalone without one)
-	Servers           []ServerSpec
-	Metrics           MetricsConfig // metricsProvider.*: the Prometheus endpoint (metrics_config.go)
-	Admin             AdminConfig   // admin.*: the AdminServer (metrics_config.go)
+	// DynamicConfigFile is dynamicConfigFile: the file the server.N lines
+	// came from ("" when they are in zoo.cfg).
+	DynamicConfigFile string
+	// ConfigVersion is the version of the server.N lines: the hex suffix of
+	// DynamicConfigFile's name, 0 for lines in zoo.cfg.
+	ConfigVersion   uint64
+	ReconfigEnabled bool // reconfigEnabled
+	Servers         []ServerSpec
+	Metrics         MetricsConfig // metricsProvider.*: the Prometheus endpoint (metrics_config.go)
+	Admin           AdminConfig   // admin.*: the AdminServer (metrics_config.go)
 
 	// initialText is the zoo.cfg as read (the AdminServer's
 	// initial_configuration).
@@ -221,6 +229,11 @@ func ParseConfig(r io.Reader, log *slog.Logger) (Config, error) {
 	p := configParser{c: DefaultConfig(""), log: log, set: map[string]properties.Property{}, servers: map[uint64]properties.Property{}}
 	p.c.ClientPortAddress = ""
 	p.c.Admin.Enabled = true // ZooKeeper's default for a zoo.cfg (see AdminConfig)
+	if hasDynamicFile(props) {
+		if err := refuseStaticServers(props); err != nil {
+			return Config{}, err
+		}
+	}
 	for _, prop := range props {
 		if err := p.apply(prop); err != nil {
 			return Config{}, err
@@ -259,7 +272,7 @@ func (c *Config) DynamicConfigText() string {
 		}
 		fmt.Fprintf(&b, "server.%d=%s:%d:%d:%s;%s:%d\n", sv.ID, bracketIPv6(sv.Host), sv.PeerPort, sv.ElectPort, role, bracketIPv6(host), port)
 	}
-	b.WriteString("version=0")
+	b.WriteString("version=" + strconv.FormatUint(c.ConfigVersion, 16))
 	return b.String()
 }
 

@@ -40,7 +40,9 @@ import (
 //     peer and election ports different, no address used twice, at least
 //     one participant. Multiple addresses ("|") are not supported.
 //   - Features zkafka lacks are errors, not silent: hierarchical quorums
-//     (group.N, weight.N), dynamicConfigFile.
+//     (group.N, weight.N).
+//   - dynamicConfigFile: the server.N lines come from that file
+//     (config_dynamic.go), as in ZooKeeper 3.5+.
 
 const (
 	maxServerID = 255
@@ -110,6 +112,8 @@ func (p *configParser) apply(prop properties.Property) error {
 		c.PeerMaxSnapshot = int(n)
 	case "extendedTypesEnabled", "zookeeper.extendedTypesEnabled":
 		c.ExtendedTypes, err = prop.Bool()
+	case "enforceQuota", "zookeeper.enforceQuota":
+		c.EnforceQuota, err = prop.Bool()
 	case "snapCount":
 		err = p.setSnapCount(prop)
 	case "znode.container.checkIntervalMs":
@@ -135,7 +139,11 @@ func (p *configParser) applyOther(prop properties.Property, v string) error {
 	case strings.HasPrefix(key, "group.") || strings.HasPrefix(key, "weight."):
 		return prop.Bad("hierarchical quorums (group.N, weight.N) are not supported: zkafka uses majority quorums of the server.N lines")
 	case key == "dynamicConfigFile":
-		return prop.Bad("a dynamic configuration file is not supported: put the server.N lines in zoo.cfg")
+		return p.loadDynamicFile(prop)
+	case key == "reconfigEnabled":
+		var err error
+		p.c.ReconfigEnabled, err = prop.Bool()
+		return err
 	}
 	if check, ok := ignoredKeys[key]; ok || hasIgnoredPrefix(key) {
 		if check != nil {
@@ -398,7 +406,7 @@ func parseJuteMaxBuffer(prop properties.Property) (int, error) {
 // zkafka does; they are logged at debug level, and those QuorumPeerConfig
 // parses are checked as it checks them (nil: any value).
 var ignoredKeys = map[string]func(properties.Property) error{
-	"standaloneEnabled": checkBool, "reconfigEnabled": checkBool, "localSessionsEnabled": checkBool,
+	"standaloneEnabled": checkBool, "localSessionsEnabled": checkBool,
 	"localSessionsUpgradingEnabled": checkBool, "quorumListenOnAllIPs": checkBool, "syncEnabled": checkBool,
 	"sslQuorum": checkBool, "portUnification": checkBool, "sslQuorumReloadCertFiles": checkBool,
 	"quorum.auth.enableSasl": checkBool, "quorum.auth.learnerRequireSasl": checkBool,
@@ -421,7 +429,7 @@ var ignoredKeys = map[string]func(properties.Property) error{
 	"leader.closeSocketAsync": nil, "flushDelay": nil, "maxWriteQueuePollTime": nil, "maxBatchSize": nil,
 	"requestThrottleLimit": nil, "requestThrottleStallTime": nil, "requestThrottleDropStale": nil,
 	"largeRequestMaxBytes": nil, "largeRequestThreshold": nil, "outstandingHandshake.limit": nil,
-	"watchManagerName": nil, "closeSessionTxn.enabled": nil, "enforceQuota": nil,
+	"watchManagerName": nil, "closeSessionTxn.enabled": nil,
 	"sessionRequireClientSASLAuth": nil, "kerberos.removeHostFromPrincipal": nil,
 	"kerberos.removeRealmFromPrincipal": nil, "X509AuthenticationProvider.superUser": nil,
 	"serializeLastProcessedZxid.enabled": nil,

@@ -20,11 +20,15 @@
 //	failstop.go         fail-stop: a raft node that dies closes the server and reports on Failed()
 //	raft.go             the replicator over a raftnode.Node; the standalone node's start
 //	statemachine.go     the state machine behind raftnode.StateMachine: apply, snapshot, restore
+//	quota.go            the rate-limited log of the quota warnings of applied txns
+//	reconfig.go         reconfig's pure pieces: next members, raft change, synced quorum, config text
+//	reconfig_request.go opcode 16 (reconfigEnabled), and adopting a reconfig's members when applied
 //	expiry.go           the leader's timers: session expiry, container and TTL reaping
 //	ensemble.go         an ensemble member: serving only with a leader, read-only mode,
 //	                    session activity forwarded to the leader, follower status
 //	transport.go        the peer transport: raft messages and session activity over TCP
 //	transport_inbound.go inbound peer connections: the hello (a server.N id), their bounds
+//	transport_members.go the transport's members, replaced by a reconfig (setPeers)
 //	peerframe.go        the peer frame format and its size limits (zkafka.peer.maxSnapshotBytes)
 //	conn.go             one client connection: its reader and writer, order, notifications
 //	handshake.go        the ConnectRequest: a session created, resumed or revalidated
@@ -37,6 +41,7 @@
 //	connstats.go        per-connection counters for cons and stat
 //	config.go           Config, zoo.cfg (through internal/properties) and myid
 //	config_keys.go      the rules of every zoo.cfg key (QuorumPeerConfig's, or stricter)
+//	config_dynamic.go   dynamicConfigFile: the server.N lines of zoo.cfg.dynamic.VERSION
 //	stats.go            the counters the four-letter words report
 //	metrics.go          the Prometheus metrics (mntr's numbers, Apache's provider's names)
 //	metrics_config.go   metricsProvider.* and admin.* (Prometheus endpoint, AdminServer)

@@ -140,7 +140,7 @@ func (s *Server) ensembleMonitorLines() [][2]string {
 		return nil
 	}
 	voters := 0
-	for _, sv := range s.cfg.Servers {
+	for _, sv := range s.currentMembers().servers { // after any reconfig
 		if !sv.Observer {
 			voters++
 		}

@@ -55,8 +55,7 @@ func (c *conn) decodeCall(frame []byte) (*call, bool) {
 	case zkproto.OpAuth:
 		return c.authenticate(cl, rec.(*zkproto.AuthPacket))
 	case zkproto.OpReconfig:
-		cl.reply = c.errorReply(h.Xid, zkproto.ErrReconfigDisabled)
-		return cl, true
+		return c.reconfig(cl, rec.(*zkproto.ReconfigRequest))
 	case zkproto.OpSASL:
 		cl.reply = c.errorReply(h.Xid, zkproto.ErrUnimplemented)
 		return cl, true
@@ -73,7 +72,7 @@ func (c *conn) decodeCall(frame []byte) (*call, bool) {
 		}
 		ids, super := c.identities()
 		txn := znode.Txn{Time: time.Now().UnixMilli(), Session: c.sessionID(), Auth: ids, Super: super,
-			Ops: ops, Multi: h.Type == zkproto.OpMulti, Owner: c.srv.ownerID()}
+			Ops: ops, Multi: h.Type == zkproto.OpMulti, Owner: c.srv.ownerID(), EnforceQuota: c.srv.cfg.EnforceQuota}
 		cl.wait = c.srv.repl.ProposeAsync(txn.Append(nil))
 	}
 	return cl, true
@@ -211,6 +210,11 @@ func (c *conn) execute(cl *call, res proposeResult) *replyFrame {
 	if r.Err != zkproto.ErrOK {
 		hdr.Err = r.Err
 		return &replyFrame{hdr: hdr, body: &zkproto.Empty{}}
+	}
+	if cl.op == zkproto.OpReconfig {
+		// The new configuration, as ZooKeeper answers a reconfig.
+		data, _, _ := c.srv.tree.Load().Get("/zookeeper/config")
+		return &replyFrame{hdr: hdr, body: &zkproto.GetDataResponse{Data: data, Stat: r.Stat}}
 	}
 	return &replyFrame{hdr: hdr, body: writeResponse(cl.op, r)}
 }

@@ -83,6 +83,12 @@ type Server struct {
 	// read that sees a change thus runs after the change's events are in
 	// its connection's queue, and the writer sends them before the reply.
 	applyMu sync.RWMutex
+
+	quotaLog quotaLog // see logQuotaWarnings
+
+	// members is the configuration after the last reconfig; nil: zoo.cfg's
+	// (reconfig_request.go).
+	members atomic.Pointer[members]
 }
 
 // newServer builds a server around a tree; the caller attaches repl.

@@ -32,6 +32,7 @@ func (s *Server) apply(index uint64, data []byte) any {
 	defer s.applyMu.Unlock()
 	results, events := s.tree.Load().Apply(txn)
 	s.afterApply(&txn, results)
+	s.logQuotaWarnings(&txn, results)
 	s.observeApplied(len(data), &txn, results, events)
 	for _, ev := range events {
 		s.watches.trigger(ev.Type, ev.Path, ev.ACL, txn.Zxid)
@@ -54,6 +55,8 @@ func (s *Server) afterApply(txn *znode.Txn, results []znode.Result) {
 			if s.tracker.touch(txn.Session, time.Now()) && op.SessionTimeout > 0 {
 				s.tracker.setTimeout(txn.Session, time.Duration(op.SessionTimeout)*time.Millisecond)
 			}
+		case znode.OpSetConfig:
+			s.adoptConfig(s.tree.Load())
 		case zkproto.OpCloseSession:
 			s.tracker.forget(txn.Session)
 			if c := s.connOf(txn.Session); c != nil && !c.closingSession.Load() {
@@ -76,7 +79,11 @@ func (s *Server) restore(r io.Reader) error {
 	if err != nil {
 		return fmt.Errorf("restore snapshot: %w", err)
 	}
-	s.setConfigNode(t)
+	if t.ConfigChanged() {
+		s.adoptConfig(t) // a reconfig's configuration, not zoo.cfg's
+	} else {
+		s.setConfigNode(t)
+	}
 	s.tree.Store(t)
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
@@ -71,13 +72,14 @@ type peerItem struct {
 
 // peerTransport implements raftnode.Transport over TCP.
 type peerTransport struct {
-	self   uint64
-	log    *slog.Logger
-	dial   func(ctx context.Context, network, addr string) (net.Conn, error)
-	node   peerNode                // set before the listener starts
-	onSes  func(ts []sessionTouch) // session activity from another server
-	peers  map[uint64]*peerSender  // by myid; read-only after newPeerTransport
-	addrs  map[uint64]string       // peer address by myid: the ids of server.N
+	self  uint64
+	log   *slog.Logger
+	dial  func(ctx context.Context, network, addr string) (net.Conn, error)
+	node  peerNode                // set before the listener starts
+	onSes func(ts []sessionTouch) // session activity from another server
+	// set is the current members: their senders and addresses. It is
+	// replaced whole (setPeers, transport_members.go), never modified.
+	set    atomic.Pointer[peerSet]
 	limits peerLimits
 	stop   chan struct{}
 	// goroutines are the listener, the senders and the inbound readers.
@@ -104,20 +106,16 @@ type peerSender struct {
 	id    uint64
 	addr  string
 	queue chan peerItem
+	quit  chan struct{} // closed when the peer leaves the configuration
 }
 
 func newPeerTransport(self uint64, addrs map[uint64]string, limits peerLimits, log *slog.Logger) *peerTransport {
-	t := &peerTransport{self: self, log: log, addrs: addrs, limits: limits, peers: map[uint64]*peerSender{}, stop: make(chan struct{})}
+	t := &peerTransport{self: self, log: log, limits: limits, stop: make(chan struct{})}
 	t.refused.log = log
 	d := &net.Dialer{Timeout: time.Second, KeepAlive: 5 * time.Second}
 	t.dial = d.DialContext
 	t.mu.byPeer = map[uint64][]*inboundPeer{}
-	for id, addr := range addrs {
-		if id == self {
-			continue
-		}
-		t.peers[id] = &peerSender{t: t, id: id, addr: addr, queue: make(chan peerItem, peerQueueLen)}
-	}
+	t.set.Store(t.newPeerSet(addrs, nil))
 	return t
 }
 
@@ -127,7 +125,7 @@ func (t *peerTransport) start(l net.Listener) {
 	t.mu.l = l
 	t.mu.Unlock()
 	t.goroutines.Go("zk-peer-listener", func() { t.accept(l) })
-	for _, p := range t.peers {
+	for _, p := range t.set.Load().senders {
 		t.goroutines.Go("zk-peer-sender", p.run)
 	}
 }
@@ -161,7 +159,7 @@ func (t *peerTransport) close() {
 // and never blocks.
 func (t *peerTransport) Send(msgs []*raftpb.Message) {
 	for _, m := range msgs {
-		p := t.peers[m.GetTo()]
+		p := t.set.Load().senders[m.GetTo()]
 		if p == nil {
 			continue
 		}
@@ -176,7 +174,7 @@ func (t *peerTransport) Send(msgs []*raftpb.Message) {
 // sendTouches queues a batch of session activity for peer id, in as many
 // frames as the frame limit needs; it reports false if any was dropped.
 func (t *peerTransport) sendTouches(id uint64, ts []sessionTouch) bool {
-	p := t.peers[id]
+	p := t.set.Load().senders[id]
 	if p == nil || len(ts) == 0 {
 		return false
 	}
@@ -210,6 +208,8 @@ func (p *peerSender) run() {
 		select {
 		case <-p.t.stop:
 			return
+		case <-p.quit:
+			return
 		default:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -219,6 +219,8 @@ func (p *peerSender) run() {
 			p.drain()
 			select {
 			case <-p.t.stop:
+				return
+			case <-p.quit:
 				return
 			case <-time.After(backoff):
 			}
@@ -236,6 +238,8 @@ func (p *peerSender) run() {
 		p.drain()
 		select {
 		case <-p.t.stop:
+			return
+		case <-p.quit:
 			return
 		case <-time.After(backoff):
 		}
@@ -296,6 +300,8 @@ func (p *peerSender) write(nc net.Conn) {
 		case <-closed:
 			return
 		case <-p.t.stop:
+			return
+		case <-p.quit:
 			return
 		}
 		buf = appendPeerFrame(buf[:0], it)

@@ -120,7 +120,7 @@ func (t *peerTransport) hello(nc net.Conn) (uint64, bool) {
 		return 0, false
 	}
 	from := binary.BigEndian.Uint64(hello[len(peerMagic)+1:])
-	if _, known := t.addrs[from]; !known || from == t.self {
+	if _, known := t.set.Load().addrs[from]; !known || from == t.self {
 		t.refused.note("hello names a server id that is not a peer in server.N", "remote", remote, "id", from)
 		return 0, false
 	}

@@ -280,7 +280,7 @@ func TestPeerTouchesSplitIntoFrames(t *testing.T) {
 		t.Fatal("touches dropped")
 	}
 	var got []sessionTouch
-	q := tr.peers[2].queue
+	q := tr.set.Load().senders[2].queue
 	for len(q) > 0 {
 		it := <-q
 		frame := appendPeerFrame(nil, it)

@@ -3,7 +3,7 @@
 # ZooKeeper ensemble and a 3-server zkafka ensemble, sessions spread over
 # the servers.
 if [ "${ZKAFKA_ZK_READY:-1}" = 1 ] && [ -n "${ZKAFKA_BIN:-}" ] && [ -x "${ZKAFKA_BIN}" ]; then
-	check go-zookeeper ensemble go-ensemble "${GOTEST[@]}" -run '^(TestEnsembleApacheVsZkafka|TestSessionMovedApache|TestEnsembleFourLetterWords|TestSessionSurvivesLeaderFailoverApache)$' ./compat-tests/ensemble/
+	check go-zookeeper ensemble go-ensemble "${GOTEST[@]}" -run '^(TestEnsembleApacheVsZkafka|TestSessionMovedApache|TestEnsembleFourLetterWords|TestSessionSurvivesLeaderFailoverApache|TestDynamicConfigFileApacheVsZkafka|TestReconfigZkCliApacheVsZkafka|TestReconfigUnderLoad)$' ./compat-tests/ensemble/
 else
 	result "NOT RUN" go-zookeeper ensemble "no zkafka binary"
 fi

@@ -26,6 +26,14 @@ type EnsembleOptions struct {
 	// from != to with the real address of `to`; nil means the real address.
 	// Election ports are never used by zkafka and are always real.
 	PeerAddr func(from, to uint64, real string) string
+	// DynamicConfigFile puts the server.N lines in a zoo.cfg.dynamic.VERSION
+	// file beside zoo.cfg (VERSION in hex) that zoo.cfg names with
+	// dynamicConfigFile, as ZooKeeper 3.5+ writes them; 0 keeps them in zoo.cfg.
+	DynamicConfigFile uint64
+	// InitialMembers, when not 0, gives servers 1..InitialMembers a
+	// configuration of those servers only; the servers after them (joiners,
+	// added by a reconfig) get every server's line, their own included.
+	InitialMembers int
 }
 
 // Ensemble is a set of ZooKeeper server processes configured as one
@@ -77,10 +85,13 @@ func newEnsemble(t testing.TB, kind string, opts EnsembleOptions) *Ensemble {
 		e.Servers = append(e.Servers, s)
 	}
 	for _, s := range e.Servers {
-		var b strings.Builder
+		var b, servers strings.Builder
 		b.WriteString(s.zooCfg(clientPort(s.addr)))
 		fmt.Fprintf(&b, "initLimit=10\nsyncLimit=5\n")
 		for j, o := range e.Servers {
+			if opts.InitialMembers > 0 && int(s.id) <= opts.InitialMembers && j >= opts.InitialMembers {
+				break
+			}
 			peer := net.JoinHostPort("127.0.0.1", strconv.Itoa(o.peerPort))
 			if opts.PeerAddr != nil && o.id != s.id {
 				peer = opts.PeerAddr(s.id, o.id, peer)
@@ -89,7 +100,14 @@ func newEnsemble(t testing.TB, kind string, opts EnsembleOptions) *Ensemble {
 			if j >= opts.Voters {
 				role = "observer"
 			}
-			fmt.Fprintf(&b, "server.%d=%s:%d:%s;%s\n", o.id, peer, elect[j], role, o.addr)
+			fmt.Fprintf(&servers, "server.%d=%s:%d:%s;%s\n", o.id, peer, elect[j], role, o.addr)
+		}
+		if opts.DynamicConfigFile != 0 {
+			dyn := filepath.Join(s.dir, "zoo.cfg.dynamic."+strconv.FormatUint(opts.DynamicConfigFile, 16))
+			writeFile(t, dyn, servers.String())
+			fmt.Fprintf(&b, "dynamicConfigFile=%s\n", dyn)
+		} else {
+			b.WriteString(servers.String())
 		}
 		writeFile(t, filepath.Join(s.dir, "zoo.cfg"), b.String())
 		writeFile(t, filepath.Join(s.dir, "data", "myid"), fmt.Sprintf("%d\n", s.id))

@@ -101,6 +101,13 @@
 // The first start writes Config.Peers as the membership into the state
 // file (a ConfState at index 0, as raft recommends instead of
 // RawNode.Bootstrap, and which, unlike Bootstrap, can hold learners).
-// Later changes would be conf-change entries, which raftnode applies
-// itself; proposing them is not exposed yet.
+// Later changes are ConfChangeV2 entries proposed with ProposeConfChange
+// (confchange.go) in the loop like any proposal: the entry's Context is a
+// framed payload that the state machine applies at the change's index, so
+// that the application's record of the members changes with raft's. A
+// change of several voters goes through joint consensus, left by raft on
+// its own. On restart the changes after the newest snapshot are replayed
+// from the log; the snapshot's metadata holds the membership before them.
+// A node that joins starts on an empty Dir with Peers = the current voters
+// and itself as a learner, and waits to be added.
 package raftnode

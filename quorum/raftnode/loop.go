@@ -146,7 +146,12 @@ func (n *Node) propose(p *proposal) {
 // handOver proposes p to raft; false if raft dropped it (no leader known,
 // a leadership transfer, too much uncommitted data), so it can be retried.
 func (n *Node) handOver(p *proposal) bool {
-	err := n.rn.Propose(p.data)
+	var err error
+	if p.cc != nil {
+		err = n.proposeConfChange(p)
+	} else {
+		err = n.rn.Propose(p.data)
+	}
 	switch {
 	case errors.Is(err, raft.ErrProposalDropped):
 		return false
@@ -208,6 +213,7 @@ func (n *Node) reissueReads() {
 func (n *Node) handleReady() error {
 	rd := n.rn.Ready()
 	n.w.seen(n.id, rd.Entries)
+	n.confChecked()
 	// Committed entries that an earlier Ready made durable are applied
 	// before this Ready's fsync: their proposers can then queue their next
 	// proposals while the fsync runs, and the next Ready takes them all
@@ -372,7 +378,15 @@ func (n *Node) apply(ents []*raftpb.Entry) error {
 			if err := n.applyConfChange(e); err != nil {
 				return err
 			}
-			n.w.applied(index, 0, 0, false, n.id, nil)
+			// The data proposed with the change (ProposeConfChange) is
+			// applied at the same index; raft's own changes (leaving a
+			// joint configuration) carry none.
+			node, seq, payload, ok := decodeFrame(frameOf(e))
+			var result any
+			if ok && len(payload) > 0 {
+				result = n.sm.Apply(index, payload)
+			}
+			n.w.applied(index, node, seq, ok, n.id, result)
 		}
 		n.applied.Store(index)
 	}

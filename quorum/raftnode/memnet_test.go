@@ -2,6 +2,7 @@ package raftnode
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -111,11 +112,17 @@ type cluster struct {
 }
 
 func newCluster(t *testing.T, peers []Peer, tune func(*Config)) *cluster {
+	return newClusterSpare(t, peers, nil, tune)
+}
+
+// newClusterSpare is newCluster with room on the network for the nodes
+// spare, which are not started (see join).
+func newClusterSpare(t *testing.T, peers []Peer, spare []uint64, tune func(*Config)) *cluster {
 	var ids []uint64
 	for _, p := range peers {
 		ids = append(ids, p.ID)
 	}
-	c := &cluster{t: t, net: newMemNet(ids...), peers: peers,
+	c := &cluster{t: t, net: newMemNet(append(slices.Clone(ids), spare...)...), peers: peers,
 		cfgs: map[uint64]Config{}, nodes: map[uint64]*Node{}, sms: map[uint64]*testSM{}}
 	for _, id := range ids {
 		cfg := testConfig(id, t.TempDir())

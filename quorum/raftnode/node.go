@@ -190,6 +190,11 @@ func (n *Node) setConfState(cs *raftpb.ConfState) {
 func (n *Node) Propose(ctx context.Context, data []byte) (result any, index uint64, err error) {
 	p := &proposal{seq: n.seq.Add(1), ctx: ctx, done: make(chan proposalResult, 1)}
 	p.data = appendFrame(make([]byte, 0, frameSize+len(data)), n.id, p.seq, data)
+	return n.await(ctx, p)
+}
+
+// await queues p and waits for its outcome (Propose, ProposeConfChange).
+func (n *Node) await(ctx context.Context, p *proposal) (result any, index uint64, err error) {
 	select {
 	case n.propc <- p:
 	case <-ctx.Done():

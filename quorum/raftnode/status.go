@@ -3,6 +3,7 @@ package raftnode
 import (
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/tracker"
@@ -43,6 +44,10 @@ type Status struct {
 	// Progress is, on the leader, the replication progress of every
 	// member (itself included) by id; nil on other nodes.
 	Progress map[uint64]Progress
+	// Voters and Learners are the membership as of the last applied entry;
+	// Outgoing holds the voters of the old configuration while the group
+	// is in a joint one (a change of several voters), else nil.
+	Voters, Learners, Outgoing []uint64
 }
 
 // Progress is how far the leader has replicated its log to one member.
@@ -60,7 +65,9 @@ func (n *Node) status() Status {
 	s := Status{
 		ID: n.id, Leader: rs.Lead, Term: rs.HardState.GetTerm(),
 		AppliedIndex: n.applied.Load(), CommitIndex: rs.HardState.GetCommit(),
-		Role: roleOf(rs.RaftState, n.isLearner()),
+		Role:   roleOf(rs.RaftState, n.isLearner()),
+		Voters: slices.Clone(n.confState.GetVoters()), Learners: slices.Clone(n.confState.GetLearners()),
+		Outgoing: slices.Clone(n.confState.GetVotersOutgoing()),
 	}
 	if rs.Progress != nil {
 		s.Progress = make(map[uint64]Progress, len(rs.Progress))

@@ -37,7 +37,8 @@ func decodeFrame(data []byte) (node, seq uint64, payload []byte, ok bool) {
 // proposal is a pending Propose or ProposeFunc call.
 type proposal struct {
 	seq  uint64
-	data []byte // the framed entry data
+	data []byte               // the framed entry data
+	cc   *raftpb.ConfChangeV2 // a conf change (ProposeConfChange), its Context = data
 	ctx  context.Context
 	done chan proposalResult                       // Propose: buffered 1
 	cb   func(result any, index uint64, err error) // ProposeFunc
@@ -101,6 +102,7 @@ type waiters struct {
 	parked  []*proposal          // in arrival order
 	props   map[uint64]*proposal // by seq
 	atIndex map[uint64][]*proposal
+	ccCheck []*proposal // conf changes this leader handed to raft since the last Ready
 
 	parkedReads []*readRequest
 	reads       map[uint64]*readRequest // by id, awaiting raft's read index
@@ -115,10 +117,7 @@ func newWaiters() waiters {
 // seen records the proposals of node among ents at their indexes.
 func (w *waiters) seen(node uint64, ents []*raftpb.Entry) {
 	for _, e := range ents {
-		if e.GetType() != raftpb.EntryNormal {
-			continue
-		}
-		from, seq, _, ok := decodeFrame(e.GetData())
+		from, seq, _, ok := decodeFrame(frameOf(e))
 		if !ok || from != node {
 			continue
 		}

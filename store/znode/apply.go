@@ -31,6 +31,10 @@ type Txn struct {
 	// session through another server fails with SessionMoved, as
 	// SessionTracker.checkSession fails it on ZooKeeper's leader.
 	Owner int64
+	// EnforceQuota makes creates and setData that would go over a hard
+	// quota fail with QuotaExceeded (zookeeper.enforceQuota on the server
+	// that took the request).
+	EnforceQuota bool
 }
 
 // OpRevalidateSession is the txn of a session that reattached to a server
@@ -42,6 +46,14 @@ type Txn struct {
 // never a client opcode.
 const OpRevalidateSession zkproto.OpCode = -100
 
+// OpSetConfig is the txn of a reconfig (ZooKeeper's SetDataTxn of
+// /zookeeper/config with version -1): Data is the new server.N lines,
+// each ending in a newline, and /zookeeper/config becomes Data followed
+// by "version=" and the txn's zxid in hex, with mzxid the zxid, mtime the
+// txn's time and data version -1. It is never a client opcode: the server
+// builds it from a checked reconfig request.
+const OpSetConfig zkproto.OpCode = -101
+
 // Op is one write. Which fields matter depends on Type:
 //
 //	OpCreate, OpCreate2, OpCreateContainer: Path Data ACL Mode
@@ -52,6 +64,7 @@ const OpRevalidateSession zkproto.OpCode = -100
 //	OpCreateSession:                        SessionTimeout (the session is Txn.Session)
 //	OpCloseSession:                         (the session is Txn.Session)
 //	OpRevalidateSession:                    SessionTimeout (the session is Txn.Session, the owner Txn.Owner)
+//	OpSetConfig:                            Data (the server.N lines)
 type Op struct {
 	Type           zkproto.OpCode
 	Path           string
@@ -74,6 +87,10 @@ type Result struct {
 	Err  zkproto.Err
 	Path string       // the created path (with its sequence suffix)
 	Stat zkproto.Stat // creates, setData, setACL
+	// Warning is ZooKeeper's "Quota exceeded: ..." log line when the op
+	// went over a quota (creates and setData), for the server that
+	// answers the client to log.
+	Warning string
 }
 
 // Event is a watch event a write caused. NodeDeleted is for both the data
@@ -168,8 +185,9 @@ func failedMulti(n, failed int, err zkproto.Err) []Result {
 	return out
 }
 
-func (t *Tree) applyOp(txn *Txn, op *Op, typ zkproto.OpCode, ev *[]Event) Result {
-	r := Result{Type: typ}
+func (t *Tree) applyOp(txn *Txn, op *Op, typ zkproto.OpCode, ev *[]Event) (r Result) {
+	r.Type = typ
+	defer func() { r.Warning, t.warning = t.warning, "" }()
 	switch typ {
 	case zkproto.OpCreate, zkproto.OpCreate2, zkproto.OpCreateContainer, zkproto.OpCreateTTL:
 		r.Path, r.Stat, r.Err = t.create(txn, op, typ, ev)
@@ -189,6 +207,8 @@ func (t *Tree) applyOp(txn *Txn, op *Op, typ zkproto.OpCode, ev *[]Event) Result
 		t.closeSession(txn, ev)
 	case OpRevalidateSession:
 		r.Err = t.revalidateSession(txn)
+	case OpSetConfig:
+		r.Stat, r.Err = t.setConfig(txn, op)
 	default:
 		r.Err = zkproto.ErrUnimplemented
 	}

@@ -68,9 +68,15 @@
 //
 // # Differences from ZooKeeper
 //
-//   - Quotas are not enforced nor accounted (zookeeper_stats nodes under
-//     /zookeeper/quota are not updated): ZooKeeper's enforcement is off by
-//     default, and nothing in Kafka uses quotas.
+//   - Quotas (quota.go) are checked in Apply, in log order, where
+//     ZooKeeper's leader checks them against its committed tree before the
+//     write is logged: two pipelined creates, or the ops of one multi, that
+//     together go over a hard quota are refused here and both accepted
+//     there. The set of quota'd paths is derived from the zookeeper_limits
+//     nodes instead of kept in a PathTrie, and stats are not recomputed
+//     when a snapshot is read (they are exact in zkafka's snapshots).
+//     A soft overrun yields Result.Warning whether or not quotas are
+//     enforced (ZooKeeper 3.8 logs only when enforcing).
 //   - Data larger than MaxDataBytes fails with BadArguments; ZooKeeper never
 //     sees such a request, because the connection layer drops any frame over
 //     jute.maxbuffer first.

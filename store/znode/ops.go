@@ -127,6 +127,9 @@ func (t *Tree) create(txn *Txn, op *Op, typ zkproto.OpCode, ev *[]Event) (string
 	if kindOf(parent.owner, t.opts.ExtendedTypes) == kindEphemeral {
 		return "", zkproto.Stat{}, zkproto.ErrNoChildrenForEphemerals
 	}
+	if err := t.quotaCheck(txn, path, int64(len(op.Data)), 1); err != zkproto.ErrOK {
+		return "", zkproto.Stat{}, err
+	}
 	n := t.newNode(txn, op, typ, path, t.internACL(acl))
 	p := *parent
 	p.cversion++
@@ -134,6 +137,7 @@ func (t *Tree) create(txn *Txn, op *Op, typ zkproto.OpCode, ev *[]Event) (string
 	p.pzxid = txn.Zxid
 	t.replace(parent, &p)
 	t.replace(nil, n)
+	t.quotaCreated(path, len(op.Data))
 	*ev = append(*ev, Event{zkproto.EventNodeCreated, path, t.acls[n.aclIndex()]},
 		Event{zkproto.EventNodeChildrenChanged, eventPath(parentPath), t.acls[p.aclIndex()]})
 	return path, n.stat(t.opts.ExtendedTypes), zkproto.ErrOK
@@ -224,6 +228,9 @@ func (t *Tree) deleteNode(zxid int64, parent *node, parentPath string, n *node, 
 	}
 	t.replace(parent, &p)
 	t.remove(n)
+	if prefix := t.quotaPrefix(path); prefix != "" {
+		t.updateQuotaStat(prefix, -int64(n.dataLen()), -1)
+	}
 	*ev = append(*ev, Event{zkproto.EventNodeDeleted, path, t.acls[n.aclIndex()]},
 		Event{zkproto.EventNodeChildrenChanged, eventPath(parentPath), t.acls[p.aclIndex()]})
 }
@@ -236,6 +243,7 @@ func (t *Tree) setData(txn *Txn, op *Op, ev *[]Event) (zkproto.Stat, zkproto.Err
 		func() zkproto.Err { return validErr(op.Path) },
 		func() zkproto.Err { n = t.get(op.Path); return exists(n) },
 		func() zkproto.Err { return t.allowed(n, zkproto.PermWrite, txn) },
+		func() zkproto.Err { return t.quotaCheck(txn, op.Path, int64(len(op.Data)-n.dataLen()), 0) },
 		func() zkproto.Err { return versionErr(op.Version, n.version) },
 	)
 	if err != zkproto.ErrOK {
@@ -246,6 +254,9 @@ func (t *Tree) setData(txn *Txn, op *Op, ev *[]Event) (zkproto.Stat, zkproto.Err
 	c.mtime = txn.Time
 	c.mzxid = txn.Zxid
 	t.replace(n, c)
+	if prefix := t.quotaPrefix(op.Path); prefix != "" {
+		t.updateQuotaStat(prefix, int64(len(op.Data)-n.dataLen()), 0)
+	}
 	*ev = append(*ev, Event{zkproto.EventNodeDataChanged, op.Path, t.acls[c.aclIndex()]})
 	return c.stat(t.opts.ExtendedTypes), zkproto.ErrOK
 }

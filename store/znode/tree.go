@@ -1,6 +1,7 @@
 package znode
 
 import (
+	"strconv"
 	"sync"
 	"unsafe"
 
@@ -52,6 +53,9 @@ type Tree struct {
 	// logged in undo so a failing op can roll the multi back.
 	recording bool
 	undo      []undoRec
+
+	// warning is the quota warning of the op being applied (Result.Warning).
+	warning string
 }
 
 // ownerRef indexes nodes by raw ephemeralOwner: a session's ephemerals,
@@ -287,4 +291,31 @@ func (t *Tree) SetConfigNode(data []byte, mtime int64) {
 	c.version = -1
 	c.mtime = mtime
 	t.replace(n, c)
+}
+
+// setConfig applies an OpSetConfig txn (see OpSetConfig).
+func (t *Tree) setConfig(txn *Txn, op *Op) (zkproto.Stat, zkproto.Err) {
+	if err := t.checkSession(txn); err != zkproto.ErrOK {
+		return zkproto.Stat{}, err
+	}
+	n := t.get("/zookeeper/config")
+	if n == nil {
+		return zkproto.Stat{}, zkproto.ErrNoNode
+	}
+	data := append(append([]byte{}, op.Data...), "version="+strconv.FormatUint(uint64(txn.Zxid), 16)...)
+	c := n.withData(data)
+	c.version = -1
+	c.mtime = txn.Time
+	c.mzxid = txn.Zxid
+	t.replace(n, c)
+	return c.stat(t.opts.ExtendedTypes), zkproto.ErrOK
+}
+
+// ConfigChanged reports whether /zookeeper/config was set by a reconfig
+// (OpSetConfig) rather than at start (SetConfigNode): its mzxid is not 0.
+func (t *Tree) ConfigChanged() bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	n := t.get("/zookeeper/config")
+	return n != nil && n.mzxid != 0
 }

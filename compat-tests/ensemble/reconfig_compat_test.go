@@ -1,0 +1,97 @@
+//go:build compat
+
+package ensemble
+
+import (
+	"crypto/sha1"
+	"encoding/base64"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkafka/zkafka/compat-tests/zkserver"
+)
+
+var configVersion = regexp.MustCompile(`version=[0-9a-f]+`)
+
+// TestReconfigZkCliApacheVsZkafka runs the same zkCli.sh reconfig session
+// against a 3-server Apache ZooKeeper ensemble and a zkafka one, both with
+// reconfigEnabled and a super user: a refusal without admin rights, a
+// follower made an observer and a participant again, a stale -v, a -members of the
+// same servers, a config left with one participant; the output of every
+// command (the new /zookeeper/config after each change) must match, ports
+// and config versions (zxids) aside.
+func TestReconfigZkCliApacheVsZkafka(t *testing.T) {
+	sum := sha1.Sum([]byte("super:secret"))
+	opts := zkserver.EnsembleOptions{
+		Options: zkserver.Options{StartTimeout: 60 * time.Second, ExtraConfig: []string{
+			"reconfigEnabled=true",
+			"DigestAuthenticationProvider.superDigest=super:" + base64.StdEncoding.EncodeToString(sum[:]),
+		}},
+		Voters: 3,
+	}
+	a := zkserver.NewApacheEnsemble(t, opts)
+	b := zkserver.NewZkafkaEnsemble(t, opts)
+	a.StartAll()
+	b.StartAll()
+	want := runReconfigScript(t, a)
+	got := runReconfigScript(t, b)
+	for i := range want.out {
+		t.Logf("> %s\n%s", want.cmds[i], strings.Join(want.out[i], "\n"))
+		if fmt.Sprint(got.out[i]) != fmt.Sprint(want.out[i]) {
+			t.Errorf("%s\n  apache: %q\n  zkafka: %q", want.cmds[i], want.out[i], got.out[i])
+		}
+	}
+}
+
+type scriptRun struct {
+	cmds []string
+	out  [][]string
+}
+
+// runReconfigScript builds the script from e's own server lines (its
+// ports) and runs it on a follower; the server whose role changes is the
+// other follower (Apache ZooKeeper restarts a server whose role changes,
+// dropping its clients, and the session would lose its connection).
+func runReconfigScript(t *testing.T, e *zkserver.Ensemble) scriptRun {
+	t.Helper()
+	lead := int(e.WaitLeader(60 * time.Second).ID())
+	var follower []int
+	for id := 1; id <= 3; id++ {
+		if id != lead {
+			follower = append(follower, id)
+		}
+	}
+	client, target := follower[0], follower[1]
+	c := dial(t, e.Addrs()[client-1:client], 10*time.Second)
+	data, _, err := c.Get("/zookeeper/config")
+	c.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	line := func(id int, role string) string {
+		return strings.Replace(lines[id-1], ":participant;", ":"+role+";", 1)
+	}
+	cmds := []string{
+		fmt.Sprintf("reconfig -remove %d", target),
+		"addauth digest super:secret",
+		"reconfig -add " + line(target, "observer"),
+		"config",
+		"reconfig -add " + line(target, "participant"),
+		fmt.Sprintf("reconfig -v 12345 -remove %d", target),
+		"reconfig -members " + strings.Join([]string{line(1, "participant"), line(2, "participant"), line(3, "participant")}, ","),
+		"config",
+		fmt.Sprintf("reconfig -remove %d,%d", client, target),
+		"reconfig -add server.4=127.0.0.1:1:2",
+	}
+	out := zkserver.RunZkCli(t, e.Addrs()[client-1], cmds)
+	for i := range out {
+		for j, l := range out[i] {
+			out[i][j] = configVersion.ReplaceAllString(string(normalizePorts("/zookeeper/config", []byte(l))), "version=V")
+		}
+	}
+	return scriptRun{cmds: cmds, out: out}
+}
