@@ -132,6 +132,9 @@ func Open(dir string, opts Options) (*Log, error) {
 	if err := l.fs.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("segment: create %s: %w", dir, err)
 	}
+	if err := l.recoverSwaps(); err != nil {
+		return nil, err
+	}
 	ck, err := l.readCheckpoint()
 	if err != nil {
 		return nil, err
