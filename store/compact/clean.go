@@ -91,6 +91,8 @@ type Options struct {
 	DeleteRetention time.Duration // delete.retention.ms
 	SegmentBytes    int64         // segment.bytes: the most a group of cleaned segments may hold
 	Producers       map[int64]ProducerLast
+
+	afterCommit func() // tests: called after each group is swapped in
 }
 
 // Stats of one cleaning.
@@ -127,6 +129,9 @@ func Clean(l *segment.Log, p Plan, o Options) (int64, Stats, error) {
 	for _, g := range groupSegments(l.ClosedSegments(), end, o.SegmentBytes) {
 		if err := cleanGroup(l, g, f, o.Throttle, &st); err != nil {
 			return p.FirstDirty, st, err
+		}
+		if o.afterCommit != nil {
+			o.afterCommit()
 		}
 	}
 	return end, st, nil

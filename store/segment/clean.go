@@ -268,7 +268,9 @@ func (f suffixFS) OpenFile(name string, flag int, perm os.FileMode) (File, error
 	return f.FS.OpenFile(name+cleanedSuffix, flag, perm)
 }
 
-func swapPath(dir string, base int64) string { return filepath.Join(dir, segmentName(base, swapSuffix)) }
+func swapPath(dir string, base int64) string {
+	return filepath.Join(dir, segmentName(base, swapSuffix))
+}
 
 // writeSwapFile durably names the swap of the segments [base, end) by the
 // cleaned segment base: the commit point.
