@@ -61,6 +61,8 @@ type Config struct {
 
 	Groups GroupConfig // group.* and offsets.* (group_config.go)
 
+	Cleaner CleanerConfig // log.cleaner.* (cleaner_config.go)
+
 	// topicDefaults are broker defaults of topic configs given in
 	// server.properties that Config has no field for (min.insync.replicas,
 	// ...), by topic config name; see topicconfig.go.
@@ -91,6 +93,7 @@ func DefaultConfig(dataDir string) Config {
 		SocketRequestMaxBytes:    100 << 20,
 		QueuedMaxRequestBytes:    DefaultQueuedMaxRequestBytes,
 		Groups:                   DefaultGroupConfig(),
+		Cleaner:                  DefaultCleanerConfig(),
 	}
 }
 
@@ -206,6 +209,9 @@ func applyOtherProperty(cfg *Config, p properties.Property, log *slog.Logger) er
 	if ok, err := cfg.Groups.parseProperty(k, v); ok {
 		return err
 	}
+	if ok, err := cfg.Cleaner.parseProperty(k, v); ok {
+		return err
+	}
 	if d := topicDefaultForBrokerKey(k); d != nil {
 		if err := d.check(v); err != nil {
 			return err
@@ -262,7 +268,7 @@ func (c *Config) validate() error {
 			return err
 		}
 	}
-	return nil
+	return c.Cleaner.validate()
 }
 
 // ListenAddr is the host:port of the first listener ("" when none).

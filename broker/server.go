@@ -43,6 +43,9 @@ type Broker struct {
 	// budget bounds the request buffers of all connections together.
 	budget *requestBudget
 
+	// cleaner is the log cleaner of compacted topics (cleaner.go).
+	cleaner *logCleaner
+
 	registerOnce sync.Once
 	registered   chan struct{} // closed once /brokers/ids/{id} exists
 
@@ -97,6 +100,8 @@ func New(cfg Config, log *slog.Logger) (*Broker, error) {
 		return nil, err
 	}
 	b.goTracked("retention", b.retentionLoop)
+	b.cleaner = newLogCleaner(b)
+	b.cleaner.start()
 	b.groups = newCoordinator(b)
 	b.groups.start()
 	return b, nil

@@ -91,6 +91,9 @@ type Options struct {
 	DeleteRetention time.Duration // delete.retention.ms
 	SegmentBytes    int64         // segment.bytes: the most a group of cleaned segments may hold
 	Producers       map[int64]ProducerLast
+	// Abort, when closed, stops the cleaning with ErrAborted (the log
+	// is left as it is: groups already swapped in stay).
+	Abort <-chan struct{}
 
 	afterCommit func() // tests: called after each group is swapped in
 }
@@ -104,6 +107,19 @@ type Stats struct {
 }
 
 var errStop = errors.New("stop")
+
+// ErrAborted is returned by Clean when Options.Abort was closed.
+var ErrAborted = errors.New("compact: cleaning aborted")
+
+// aborted reports whether the cleaning must stop.
+func (o *Options) aborted() bool {
+	select {
+	case <-o.Abort:
+		return true
+	default:
+		return false
+	}
+}
 
 // ErrBufferTooSmall: not even one batch's keys fit in the offset map.
 var ErrBufferTooSmall = errors.New("compact: log.cleaner.dedupe.buffer.size too small for one batch")
@@ -127,7 +143,7 @@ func Clean(l *segment.Log, p Plan, o Options) (int64, Stats, error) {
 	f := &filter{m: o.Map, end: end, now: o.Now.UnixMilli(), retention: o.DeleteRetention.Milliseconds(),
 		producers: o.Producers, ongoing: map[int64]bool{}, stats: &st}
 	for _, g := range groupSegments(l.ClosedSegments(), end, o.SegmentBytes) {
-		if err := cleanGroup(l, g, f, o.Throttle, &st); err != nil {
+		if err := cleanGroup(l, g, f, &o, &st); err != nil {
 			return p.FirstDirty, st, err
 		}
 		if o.afterCommit != nil {
@@ -163,6 +179,9 @@ func buildMap(l *segment.Log, p Plan, o Options, st *Stats) (int64, error) {
 			}
 			st.BytesRead += int64(len(raw))
 			o.Throttle.Wait(len(raw))
+			if o.aborted() {
+				return ErrAborted
+			}
 			if !b.Control() {
 				it, err := kproto.Records(b, scratch[:0])
 				scratch = it.Scratch()
@@ -195,6 +214,9 @@ func buildMap(l *segment.Log, p Plan, o Options, st *Stats) (int64, error) {
 // corruptRecords makes a records decoding error a CorruptError, so the
 // caller marks the log uncleanable as for a bad batch.
 func corruptRecords(base int64, err error) error {
+	if errors.Is(err, ErrAborted) {
+		return err
+	}
 	if errors.Is(err, kproto.ErrCorruptBatch) || errors.Is(err, kproto.ErrInvalidRecord) {
 		return &segment.CorruptError{File: fmt.Sprintf("segment %d", base), Pos: -1, Offset: -1, Reason: err.Error()}
 	}
@@ -220,7 +242,7 @@ func groupSegments(segs []segment.SegmentInfo, end, maxBytes int64) [][]segment.
 }
 
 // cleanGroup rewrites one group of segments into one.
-func cleanGroup(l *segment.Log, g []segment.SegmentInfo, f *filter, th *Throttler, st *Stats) error {
+func cleanGroup(l *segment.Log, g []segment.SegmentInfo, f *filter, o *Options, st *Stats) error {
 	w, err := l.BeginRewrite(g[0].Base, g[len(g)-1].Next)
 	if err != nil {
 		return err
@@ -228,7 +250,10 @@ func cleanGroup(l *segment.Log, g []segment.SegmentInfo, f *filter, th *Throttle
 	for _, s := range g {
 		err := l.ScanSegment(s.Base, func(raw []byte) error {
 			st.BytesRead += int64(len(raw))
-			th.Wait(len(raw))
+			o.Throttle.Wait(len(raw))
+			if o.aborted() {
+				return ErrAborted
+			}
 			out, err := f.batch(kproto.Batch(raw))
 			if err != nil || out == nil {
 				return err
