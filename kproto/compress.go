@@ -91,7 +91,13 @@ func Compress(dst []byte, codec int, src []byte) ([]byte, error) {
 		return append(dst, snappy.Encode(nil, src)...), nil
 	case CodecLZ4:
 		var buf bytes.Buffer
-		lw := lz4.NewWriter(&buf)
+		lw, _ := lz4WriterPool.Get().(*lz4.Writer)
+		if lw == nil {
+			lw = lz4.NewWriter(&buf)
+		} else {
+			lw.Reset(&buf)
+		}
+		defer lz4WriterPool.Put(lw)
 		if _, err := lw.Write(src); err != nil {
 			return dst, err
 		}
@@ -107,6 +113,7 @@ func Compress(dst []byte, codec int, src []byte) ([]byte, error) {
 
 var (
 	gzipWriterPool sync.Pool
+	lz4WriterPool  sync.Pool
 	zstdEncoder    = sync.OnceValue(func() *zstd.Encoder {
 		e, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
 		if err != nil {

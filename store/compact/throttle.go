@@ -49,9 +49,11 @@ func (t *Throttler) Wait(n int) {
 		return
 	}
 	want := time.Duration(t.bytes / t.rate * float64(time.Second))
-	t.start, t.bytes = t.now(), 0
+	pause := max(want-elapsed, 0)
+	// The next period starts after the pause.
+	t.start, t.bytes = t.now().Add(pause), 0
 	t.mu.Unlock()
-	if want > elapsed {
-		t.sleep(want - elapsed)
+	if pause > 0 {
+		t.sleep(pause)
 	}
 }
