@@ -3,6 +3,8 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"log/slog"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -44,13 +46,18 @@ type logCleaner struct {
 	cfg      CleanerConfig
 	throttle *compact.Throttler
 
+	// ckMu serializes the checkpoint file writes, which it holds across
+	// (a temp file write, fsync, rename, directory fsync); order: ckMu,
+	// then mu.
+	ckMu sync.Mutex
+
 	mu struct {
 		sync.Mutex
 		inProgress  map[*partition]bool
 		uncleanable map[*partition]bool
 		// checkpoints by log dir, then "topic-partition".
 		checkpoints map[string]map[string]int64
-		stats       compact.Stats // totals, for tests and logs
+		stats       compact.Stats // totals of the cleanings
 		cleanings   int
 	}
 }
@@ -118,9 +125,10 @@ func (c *logCleaner) grab() (*partition, compact.Plan) {
 	now := c.b.now()
 	var best *partition
 	var bestPlan compact.Plan
+	topics := c.b.cluster.allTopics()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, t := range c.b.cluster.allTopics() {
+	for _, t := range topics {
 		for _, p := range t.parts {
 			if p == nil || c.mu.inProgress[p] || c.mu.uncleanable[p] {
 				continue
@@ -161,6 +169,23 @@ func (c *logCleaner) clean(p *partition, plan compact.Plan, m *compact.OffsetMap
 		DeleteRetention: cfg.compaction.deleteRetention, SegmentBytes: cfg.segmentBytes,
 		Producers: p.activeProducers(), Abort: c.b.done})
 	log := c.b.log.With("topic", p.topic, "partition", p.index)
+	if c.record(p, next, st, err, log) {
+		dir := filepath.Dir(p.dir)
+		if err := c.persist(dir); err != nil {
+			log.Warn("log cleaner: writing the checkpoint", "err", err)
+		}
+		log.Info("log cleaner: cleaned", "first_dirty", plan.FirstDirty, "checkpoint", next,
+			"dirty_ratio", fmt.Sprintf("%.2f", plan.Ratio()), "segments", st.Segments,
+			"read_bytes", st.BytesRead, "written_bytes", st.BytesWritten,
+			"records_kept", st.RecordsKept, "records_read", st.RecordsRead, "map_keys", st.MapKeys,
+			"elapsed", time.Since(start).Round(time.Millisecond))
+	}
+}
+
+// record ends p's cleaning: it marks p uncleanable on a corrupt segment
+// or an unexpected error, and otherwise records the new checkpoint and
+// the stats; true if the cleaning succeeded.
+func (c *logCleaner) record(p *partition, next int64, st compact.Stats, err error, log *slog.Logger) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.mu.inProgress, p)
@@ -169,14 +194,14 @@ func (c *logCleaner) clean(p *partition, plan compact.Plan, m *compact.OffsetMap
 	case errors.As(err, &corrupt):
 		c.mu.uncleanable[p] = true
 		log.Error("log cleaner: marking the partition uncleanable; it keeps serving, nothing was deleted", "err", err)
-		return
+		return false
 	case errors.Is(err, segment.ErrRewriteStale), errors.Is(err, compact.ErrAborted), errors.Is(err, segment.ErrClosed):
 		log.Info("log cleaner: cleaning abandoned", "reason", err)
-		return
+		return false
 	case err != nil:
 		c.mu.uncleanable[p] = true
 		log.Error("log cleaner: marking the partition uncleanable after an unexpected error", "err", err)
-		return
+		return false
 	}
 	c.mu.cleanings++
 	c.mu.stats.BytesRead += st.BytesRead
@@ -189,15 +214,17 @@ func (c *logCleaner) clean(p *partition, plan compact.Plan, m *compact.OffsetMap
 		c.mu.checkpoints[dir] = map[string]int64{}
 	}
 	c.mu.checkpoints[dir][tpKey(p.topic, p.index)] = next
-	if err := writeCleanerCheckpoint(filepath.Join(dir, cleanerCheckpointName), c.mu.checkpoints[dir]); err != nil {
-		log.Warn("log cleaner: writing the checkpoint", "err", err)
-	}
-	elapsed := time.Since(start)
-	log.Info("log cleaner: cleaned", "first_dirty", plan.FirstDirty, "checkpoint", next,
-		"dirty_ratio", fmt.Sprintf("%.2f", plan.Ratio()), "segments", st.Segments,
-		"read_bytes", st.BytesRead, "written_bytes", st.BytesWritten,
-		"records_kept", st.RecordsKept, "records_read", st.RecordsRead, "map_keys", st.MapKeys,
-		"elapsed", elapsed.Round(time.Millisecond))
+	return true
+}
+
+// persist writes the checkpoint file of a log dir with what mu holds.
+func (c *logCleaner) persist(dir string) error {
+	c.ckMu.Lock()
+	defer c.ckMu.Unlock()
+	c.mu.Lock()
+	cp := maps.Clone(c.mu.checkpoints[dir])
+	c.mu.Unlock()
+	return writeCleanerCheckpoint(filepath.Join(dir, cleanerCheckpointName), cp)
 }
 
 // forget drops a deleted partition's checkpoint and state (topic
@@ -207,29 +234,16 @@ func (c *logCleaner) forget(p *partition) {
 		return
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	delete(c.mu.uncleanable, p)
 	dir := filepath.Dir(p.dir)
-	if cp := c.mu.checkpoints[dir]; cp != nil {
-		if _, ok := cp[tpKey(p.topic, p.index)]; ok {
-			delete(cp, tpKey(p.topic, p.index))
-			writeCleanerCheckpoint(filepath.Join(dir, cleanerCheckpointName), cp)
+	_, had := c.mu.checkpoints[dir][tpKey(p.topic, p.index)]
+	delete(c.mu.checkpoints[dir], tpKey(p.topic, p.index))
+	c.mu.Unlock()
+	if had {
+		if err := c.persist(dir); err != nil {
+			c.b.log.Warn("log cleaner: writing the checkpoint", "dir", dir, "err", err)
 		}
 	}
-}
-
-// totals returns the cleanings done and their summed stats.
-func (c *logCleaner) totals() (int, compact.Stats) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.mu.cleanings, c.mu.stats
-}
-
-// isUncleanable reports whether p was marked uncleanable.
-func (c *logCleaner) isUncleanable(p *partition) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.mu.uncleanable[p]
 }
 
 // readCleanerCheckpoint reads a checkpoint file; a missing one is empty.

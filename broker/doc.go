@@ -30,6 +30,8 @@
 //	config.go       Config and server.properties; config_rules.go the rules of its values;
 //	                topicconfig.go per-topic configs
 //	group_*.go      the group coordinator: state machine, ZooKeeper store, expiry
+//	cleaner*.go     the log cleaner of compacted topics (store/compact), its
+//	                checkpoint and log.cleaner.* keys; retention.go deletes by age/size
 //
 // # Connection model
 //
@@ -114,8 +116,7 @@
 //
 // Replication (a replication factor above 1 is accepted when enough
 // brokers are live, but only the leader holds data and the ISR is the
-// leader), leader failover, transactions, fetch sessions, log compaction
-// (cleanup.policy=compact is rejected with INVALID_CONFIG), message format
+// leader), leader failover, transactions, fetch sessions, message format
 // down-conversion (magic 0/1 produce gets UNSUPPORTED_FOR_MESSAGE_FORMAT),
 // AlterConfigs and /config/changes notifications, SASL/TLS, quotas.
 package broker

@@ -225,6 +225,10 @@ func TestCompactionLatestValuePerKey(t *testing.T) {
 		t.Fatalf("log %d bytes after cleaning, %d before: did not shrink by the duplicates", after, before)
 	}
 	t.Logf("log %d bytes before cleaning, %d after (%d live keys of %d)", before, after, live, keys)
+	cp, err := os.ReadFile(filepath.Join(e.Config.LogDirs[0], "cleaner-offset-checkpoint"))
+	if err != nil || !strings.Contains(string(cp), "\n"+topic+" 0 ") {
+		t.Fatalf("cleaner-offset-checkpoint %q (%v) has no entry for %s-0", cp, err, topic)
+	}
 }
 
 // TestCompactedTopicBadInput: a keyless record to a compacted topic is
