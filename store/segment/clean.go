@@ -51,6 +51,17 @@ const (
 // one meanwhile); nothing was changed.
 var ErrRewriteStale = errors.New("segment: rewritten segments changed under the cleaner")
 
+// AppendAt is Append for a batch that keeps the base offset at, which
+// must be at least NextOffset: what a follower does with the batches it
+// fetches from a leader whose cleaned log has offset gaps (Kafka's
+// appendAsFollower). It returns at.
+func (l *Log) AppendAt(batch []byte, count int32, maxTimestamp, at int64) (int64, error) {
+	if at < 0 {
+		return -1, errInvalid("negative base offset")
+	}
+	return l.append(batch, count, maxTimestamp, at)
+}
+
 // SegmentInfo describes a closed segment.
 type SegmentInfo struct {
 	Base int64 // base offset: the file name
