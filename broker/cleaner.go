@@ -107,7 +107,9 @@ func (c *logCleaner) run(memory int) {
 			if m == nil {
 				m = compact.NewOffsetMap(memory)
 			}
-			c.clean(p, plan, m)
+			if !c.clean(p, plan, m) {
+				break // back off before trying again
+			}
 			select {
 			case <-c.b.done:
 				return
@@ -161,8 +163,9 @@ func (c *logCleaner) checkpointLocked(p *partition) int64 {
 	return -1
 }
 
-// clean cleans p and records the outcome.
-func (c *logCleaner) clean(p *partition, plan compact.Plan, m *compact.OffsetMap) {
+// clean cleans p and records the outcome. It reports whether the dirty
+// part moved forward.
+func (c *logCleaner) clean(p *partition, plan compact.Plan, m *compact.OffsetMap) bool {
 	cfg := p.cfg.Load()
 	start := time.Now()
 	next, st, err := compact.Clean(p.log, plan, compact.Options{Map: m, Throttle: c.throttle, Now: c.b.now(),
@@ -179,7 +182,9 @@ func (c *logCleaner) clean(p *partition, plan compact.Plan, m *compact.OffsetMap
 			"read_bytes", st.BytesRead, "written_bytes", st.BytesWritten,
 			"records_kept", st.RecordsKept, "records_read", st.RecordsRead, "map_keys", st.MapKeys,
 			"elapsed", time.Since(start).Round(time.Millisecond))
+		return next > plan.FirstDirty
 	}
+	return false
 }
 
 // record ends p's cleaning: it marks p uncleanable on a corrupt segment

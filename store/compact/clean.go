@@ -203,6 +203,12 @@ func buildMap(l *segment.Log, p Plan, o Options, st *Stats) (int64, error) {
 		if err != nil && err != errStop {
 			return p.FirstDirty, corruptRecords(s.Base, err)
 		}
+		if !full {
+			// The whole segment is in the map: the dirty part starts
+			// after it, not after its last batch (a cleaned segment may
+			// end in a gap), as Kafka's updateLatestOffset.
+			end = max(end, min(s.Next, p.FirstUncleanable))
+		}
 	}
 	if full && end == p.FirstDirty {
 		return end, ErrBufferTooSmall

@@ -49,3 +49,41 @@ func TestPlanLog(t *testing.T) {
 		t.Errorf("ratio 0.5: Cleanable(0.5) %v, Cleanable(0.6) %v", p.Cleanable(0.5), p.Cleanable(0.6))
 	}
 }
+
+// TestCleanMovesPastTrailingGap: when the dirty part starts in an offset
+// gap at the end of the last closed segment (its last batches were
+// rewritten away), the cleaning moves the checkpoint past the segment, so
+// the next plan has nothing dirty and the cleaner does not clean the same
+// log again and again.
+func TestCleanMovesPastTrailingGap(t *testing.T) {
+	l, err := segment.Open(t.TempDir(), segment.Options{SegmentBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for i := range 20 {
+		appendSpec(t, l, batchSpec{recs: []rec{{key(i), []byte("v")}}, ts: epoch.UnixMilli(), pid: -1})
+	}
+	l.Roll() // one closed segment [0, 20)
+	w, err := l.BeginRewrite(0, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.ScanSegment(0, func(b []byte) error {
+		if segment.BatchBaseOffset(b) < 17 {
+			return w.Append(b)
+		}
+		return nil
+	})
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	p := PlanLog(l.ClosedSegments(), l.StartOffset(), 18, epoch, 0, 0)
+	next, _, err := Clean(l, p, Options{Map: NewOffsetMap(1 << 16), Now: epoch, SegmentBytes: 1 << 20})
+	if err != nil || next != 20 {
+		t.Fatalf("Clean from the gap = %d, %v; want the checkpoint past the segment, 20", next, err)
+	}
+	if p := PlanLog(l.ClosedSegments(), l.StartOffset(), next, epoch, 0, 0); p.DirtyBytes != 0 {
+		t.Fatalf("plan after: %+v still dirty", p)
+	}
+}
