@@ -122,6 +122,12 @@ func (c *conn) producePartition(req *kproto.ProduceRequest, t *topic, rp *kproto
 		}
 		return fail(kproto.CodeCorruptMessage, "%v", err)
 	}
+	if part.cfg.Load().compaction.compact {
+		var keyless bool
+		if keyless, c.scratch = keylessRecord(batch, c.scratch); keyless {
+			return fail(invalid, "Compacted topic cannot accept message without key in topic partition %s-%d.", t.name, rp.Partition)
+		}
+	}
 	before := part.log.NextOffset() // a retried duplicate answers an offset below it
 	res := part.appendBatch(batch, now)
 	if res.code != kproto.CodeNone {

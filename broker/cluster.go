@@ -360,6 +360,7 @@ func (b *Broker) dropTopicLocked(name string) {
 		if err := os.RemoveAll(part.dir); err != nil {
 			b.log.Error("deleting partition directory", "dir", part.dir, "err", err)
 		}
+		b.cleaner.forget(part)
 	}
 	b.log.Info("topic deleted", "topic", name)
 	if b.groups != nil {

@@ -62,6 +62,7 @@ type Config struct {
 	Groups GroupConfig // group.* and offsets.* (group_config.go)
 
 	Metrics MetricsConfig // zkafka.metrics.*: the Prometheus endpoint (metrics_http.go)
+	Cleaner CleanerConfig // log.cleaner.* (cleaner_config.go)
 
 	// topicDefaults are broker defaults of topic configs given in
 	// server.properties that Config has no field for (min.insync.replicas,
@@ -94,6 +95,7 @@ func DefaultConfig(dataDir string) Config {
 		QueuedMaxRequestBytes:    DefaultQueuedMaxRequestBytes,
 		Groups:                   DefaultGroupConfig(),
 		Metrics:                  DefaultMetricsConfig(),
+		Cleaner:                  DefaultCleanerConfig(),
 	}
 }
 
@@ -212,6 +214,9 @@ func applyOtherProperty(cfg *Config, p properties.Property, log *slog.Logger) er
 	if ok, err := cfg.Metrics.parseProperty(k, v); ok {
 		return err
 	}
+	if ok, err := cfg.Cleaner.parseProperty(k, v); ok {
+		return err
+	}
 	if d := topicDefaultForBrokerKey(k); d != nil {
 		if err := d.check(v); err != nil {
 			return err
@@ -268,7 +273,7 @@ func (c *Config) validate() error {
 			return err
 		}
 	}
-	return nil
+	return c.Cleaner.validate()
 }
 
 // ListenAddr is the host:port of the first listener ("" when none).

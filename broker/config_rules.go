@@ -291,7 +291,7 @@ var ignoredProperties = map[string]func(string) error{
 	"log.index.size.max.bytes": atLeast(4, math.MaxInt32), "log.index.interval.bytes": atLeast(0, math.MaxInt32),
 	"log.segment.delete.delay.ms": atLeast(0, math.MaxInt64), "max.connections": atLeast(0, math.MaxInt32),
 	"max.connections.per.ip": atLeast(0, math.MaxInt32), "connections.max.idle.ms": atLeast(math.MinInt64, math.MaxInt64),
-	"log.cleaner.enable": isBool, "auto.leader.rebalance.enable": isBool, "controlled.shutdown.enable": isBool,
+	"auto.leader.rebalance.enable": isBool, "controlled.shutdown.enable": isBool,
 	"log.preallocate": isBool, "zookeeper.set.acl": isBool, "allow.everyone.if.no.acl.found": isBool,
 	"listener.security.protocol.map": nil, "inter.broker.listener.name": nil, "security.inter.broker.protocol": nil,
 	"inter.broker.protocol.version": nil, "log.message.format.version": nil, "broker.rack": nil, "metric.reporters": nil,

@@ -127,7 +127,16 @@ var brokerCases = []struct {
 	{"offsets.retention.check.interval.ms=1000", "", func(c Config) bool { return c.Groups.OffsetsRetentionCheck == time.Second }},
 	{"offsets.retention.check.interval.ms=0", "offsets.retention.check.interval.ms", nil},
 	{"log.cleanup.policy=delete", "", func(c Config) bool { return true }},
-	{"log.cleanup.policy=compact", "log.cleanup.policy", nil},
+	{"log.cleanup.policy=compact", "", func(c Config) bool { return effectiveConfig(&c, nil).compaction.compact }},
+	{"log.cleanup.policy=compact, delete", "", func(c Config) bool { cc := effectiveConfig(&c, nil).compaction; return cc.compact && cc.delete }},
+	{"log.cleaner.threads=2", "", func(c Config) bool { return c.Cleaner.Threads == 2 }},
+	{"log.cleaner.threads=-1", "log.cleaner.threads", nil},
+	{"log.cleaner.dedupe.buffer.size=10", "log.cleaner.dedupe.buffer.size", nil},
+	{"log.cleaner.io.max.bytes.per.second=1e6", "", func(c Config) bool { return c.Cleaner.IOMaxBytesPerSecond == 1e6 }},
+	{"log.cleaner.io.max.bytes.per.second=fast", "log.cleaner.io.max.bytes.per.second", nil},
+	{"log.cleaner.min.cleanable.ratio=1.5", "log.cleaner.min.cleanable.ratio", nil},
+	{"log.cleaner.delete.retention.ms=-1", "log.cleaner.delete.retention.ms", nil},
+	{"log.cleaner.max.compaction.lag.ms=0", "log.cleaner.max.compaction.lag.ms", nil},
 	{"log.cleanup.policy=shred", "log.cleanup.policy", nil},
 	{"min.insync.replicas=2", "", func(c Config) bool {
 		return findTopicConfigDef("min.insync.replicas").brokerDflt(&c) == "2"

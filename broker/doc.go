@@ -33,6 +33,8 @@
 //	metrics*.go     Prometheus metrics with the JMX exporter's names on zkafka.metrics.port
 //	                (metrics.go the request-path counters, metrics_state.go the gauges,
 //	                metrics_http.go the key, /healthz and /readyz)
+//	cleaner*.go     the log cleaner of compacted topics (store/compact), its
+//	                checkpoint and log.cleaner.* keys; retention.go deletes by age/size
 //
 // # Connection model
 //
@@ -117,8 +119,7 @@
 //
 // Replication (a replication factor above 1 is accepted when enough
 // brokers are live, but only the leader holds data and the ISR is the
-// leader), leader failover, transactions, fetch sessions, log compaction
-// (cleanup.policy=compact is rejected with INVALID_CONFIG), message format
+// leader), leader failover, transactions, fetch sessions, message format
 // down-conversion (magic 0/1 produce gets UNSUPPORTED_FOR_MESSAGE_FORMAT),
 // AlterConfigs and /config/changes notifications, SASL/TLS, quotas.
 package broker

@@ -48,6 +48,8 @@ type Broker struct {
 	// serves them when zkafka.metrics.port is set (metrics_http.go).
 	metrics    *brokerMetrics
 	metricsSrv *obshttp.Server
+	// cleaner is the log cleaner of compacted topics (cleaner.go).
+	cleaner *logCleaner
 
 	registerOnce sync.Once
 	registered   chan struct{} // closed once /brokers/ids/{id} exists
@@ -104,6 +106,8 @@ func New(cfg Config, log *slog.Logger) (*Broker, error) {
 		return nil, err
 	}
 	b.goTracked("retention", b.retentionLoop)
+	b.cleaner = newLogCleaner(b)
+	b.cleaner.start()
 	b.groups = newCoordinator(b)
 	b.groups.start()
 	if err := b.startMetrics(); err != nil {

@@ -15,10 +15,9 @@ import (
 // behaviour are in topicConfigDefs; any other key Kafka knows is accepted
 // and stored (so tools round-trip them) but has no effect.
 //
-// cleanup.policy must be "delete": "compact" is rejected with
-// INVALID_CONFIG because zkafka has no log cleaner, and silently keeping
-// every record of a compacted topic forever would surprise more than an
-// error does.
+// cleanup.policy is a list of "delete" and "compact" (cleaner.go): a
+// compacted topic's closed segments are cleaned by the log cleaner, and
+// retention deletes segments only when the list has "delete".
 
 // topicConfigDef describes one topic config key: the broker property that
 // supplies its default and a validator.
@@ -42,6 +41,10 @@ var topicConfigDefs = []topicConfigDef{
 	{"min.insync.replicas", "min.insync.replicas", storedDefault("min.insync.replicas"), checkInt(1, math.MaxInt32)},
 	{"compression.type", "compression.type", storedDefault("compression.type"), checkCompression},
 	{"unclean.leader.election.enable", "unclean.leader.election.enable", storedDefault("unclean.leader.election.enable"), checkBool},
+	{"delete.retention.ms", "log.cleaner.delete.retention.ms", storedDefault("delete.retention.ms"), checkInt(0, math.MaxInt64)},
+	{"min.cleanable.dirty.ratio", "log.cleaner.min.cleanable.ratio", storedDefault("min.cleanable.dirty.ratio"), checkRatio},
+	{"min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms", storedDefault("min.compaction.lag.ms"), checkInt(0, math.MaxInt64)},
+	{"max.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms", storedDefault("max.compaction.lag.ms"), checkInt(1, math.MaxInt64)},
 }
 
 // storedTopicDefaults are the Kafka defaults of the topic configs that
@@ -50,6 +53,8 @@ var topicConfigDefs = []topicConfigDef{
 var storedTopicDefaults = map[string]string{
 	"cleanup.policy": "delete", "min.insync.replicas": "1", "compression.type": "producer",
 	"unclean.leader.election.enable": "false",
+	"delete.retention.ms":            "86400000", "min.cleanable.dirty.ratio": "0.5", "min.compaction.lag.ms": "0",
+	"max.compaction.lag.ms": strconv.FormatInt(math.MaxInt64, 10),
 }
 
 // storedDefault is the brokerDflt of such a topic config.
@@ -125,14 +130,35 @@ func checkBool(v string) error {
 	return nil
 }
 
+// checkCleanupPolicy is Kafka's ValidList.in("compact", "delete"): a
+// comma-separated list (blanks around the commas ignored) of those words.
 func checkCleanupPolicy(v string) error {
-	if v == "delete" {
-		return nil
+	_, _, err := parseCleanupPolicy(v)
+	return err
+}
+
+// parseCleanupPolicy returns whether the policy compacts and deletes.
+func parseCleanupPolicy(v string) (compact, del bool, err error) {
+	for _, w := range strings.Split(v, ",") {
+		switch strings.TrimSpace(w) {
+		case "compact":
+			compact = true
+		case "delete":
+			del = true
+		default:
+			return false, false, fmt.Errorf("%q is not a valid cleanup.policy: a list of \"compact\" and \"delete\"", v)
+		}
 	}
-	if v == "compact" || v == "compact,delete" || v == "delete,compact" {
-		return fmt.Errorf("cleanup.policy=%s is not supported: zkafka has no log compaction", v)
+	return compact, del, nil
+}
+
+// checkRatio is a DOUBLE in [0, 1] (min.cleanable.dirty.ratio).
+func checkRatio(v string) error {
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || f < 0 || f > 1 {
+		return fmt.Errorf("%q is not a number in [0, 1]", v)
 	}
-	return fmt.Errorf("%q is not a valid cleanup.policy", v)
+	return nil
 }
 
 func checkTimestampType(v string) error {
@@ -165,7 +191,7 @@ func validateTopicConfigs(overrides map[string]string) error {
 			return fmt.Errorf("invalid value for %s: %v", k, err)
 		}
 	}
-	return nil
+	return checkCompactionLags(overrides)
 }
 
 // topicConfig is the effective configuration of a topic: broker defaults
@@ -180,6 +206,7 @@ type topicConfig struct {
 	logAppendTime  bool
 	flushMessages  int64 // 0 = never by count
 	flushInterval  time.Duration
+	compaction     compactionConfig // cleaner_config.go
 }
 
 // effectiveConfig combines c's defaults with overrides (already validated).
@@ -213,6 +240,7 @@ func effectiveConfig(c *Config, overrides map[string]string) *topicConfig {
 	if n := num("flush.ms"); n != math.MaxInt64 {
 		tc.flushInterval = time.Duration(n) * time.Millisecond
 	}
+	tc.compaction = parseCompaction(get)
 	return tc
 }
 
@@ -226,10 +254,10 @@ func (tc *topicConfig) segmentOptions() segment.Options {
 	if tc.flushInterval > 0 {
 		o.FlushInterval = tc.flushInterval
 	}
-	if tc.retention > 0 {
+	if tc.retention > 0 && tc.compaction.delete {
 		o.RetentionAge = tc.retention
 	}
-	if tc.retentionBytes > 0 {
+	if tc.retentionBytes > 0 && tc.compaction.delete {
 		o.RetentionBytes = tc.retentionBytes
 	}
 	return o

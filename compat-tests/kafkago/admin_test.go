@@ -102,7 +102,7 @@ func TestCreateTopicValidation(t *testing.T) {
 		{"bad name", 1, 1, nil, kerr.InvalidTopicException},
 		{"rf3", 1, 3, nil, kerr.InvalidReplicationFactor},
 		{"zero-parts", 0, 1, nil, kerr.InvalidPartitions},
-		{"compacted", 1, 1, map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}, kerr.InvalidConfig},
+		{"shredded", 1, 1, map[string]*string{"cleanup.policy": kadm.StringPtr("shred")}, kerr.InvalidConfig},
 		{"bad-config", 1, 1, map[string]*string{"retention.ms": kadm.StringPtr("soon")}, kerr.InvalidConfig},
 		{"unknown-config", 1, 1, map[string]*string{"no.such.key": kadm.StringPtr("1")}, kerr.InvalidConfig},
 	}

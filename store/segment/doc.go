@@ -36,6 +36,9 @@
 //	  00000000000000001337.index
 //	  00000000000000001337.timeindex
 //	  log-start-offset                the start offset set by SetStartOffset ("1200\n")
+//	  00000000000000000000.log.cleaned  a rewrite in progress (clean.go), with
+//	  00000000000000000000.swap         .index.cleaned, .timeindex.cleaned and
+//	                                    the committed swap of [0, end)
 //
 // A segment is named by its base offset, in 20 decimal digits; the segment
 // holding offset N is the one with the largest base offset <= N (binary
@@ -50,8 +53,12 @@
 //
 // # Invariants
 //
-//   - Offsets strictly increase through the log; a segment's base offset is
-//     the base offset of its first batch (or NextOffset if it is empty).
+//   - Offsets strictly increase through the log, with gaps once a cleaner
+//     has rewritten segments (compacted topics); a segment's base offset
+//     is at most the base offset of its first batch (equal unless
+//     rewritten; NextOffset if it is empty), and a rewritten segment may be
+//     empty. A read of an offset in a gap returns the next batch above it,
+//     so consumers and followers fetching a cleaned range simply continue.
 //   - Every segment but the last is fsynced (log and indexes) before the next
 //     is created. So recovery verifies only the last segment batch by batch
 //     (length, magic 2, CRC-32C, increasing offsets) and truncates it at the

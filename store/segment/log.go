@@ -132,6 +132,9 @@ func Open(dir string, opts Options) (*Log, error) {
 	if err := l.fs.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("segment: create %s: %w", dir, err)
 	}
+	if err := l.recoverSwaps(); err != nil {
+		return nil, err
+	}
 	ck, err := l.readCheckpoint()
 	if err != nil {
 		return nil, err
@@ -204,6 +207,11 @@ func (l *Log) Size() int64 {
 // succeed. After a failed fsync every Append and Sync fails with that
 // error: reopen the log to recover what reached the disk.
 func (l *Log) Append(batch []byte, count int32, maxTimestamp int64) (int64, error) {
+	return l.append(batch, count, maxTimestamp, -1)
+}
+
+// append is Append, or AppendAt when at >= 0.
+func (l *Log) append(batch []byte, count int32, maxTimestamp, at int64) (int64, error) {
 	if err := validateAppend(batch, count, maxTimestamp); err != nil {
 		return -1, err
 	}
@@ -213,13 +221,26 @@ func (l *Log) Append(batch []byte, count int32, maxTimestamp int64) (int64, erro
 		return -1, err
 	}
 	s := l.active()
-	if l.shouldRollLocked(s, int64(len(batch)), count) {
+	if at >= 0 && at < s.next.Load() {
+		return -1, errInvalid(fmt.Sprintf("base offset %d below the log end %d", at, s.next.Load()))
+	}
+	span := int64(count)
+	if at >= 0 {
+		span = at + int64(count) - s.next.Load()
+	}
+	if l.shouldRollLocked(s, int64(len(batch)), span) {
 		if err := l.rollLocked(); err != nil {
 			return -1, err
 		}
 		s = l.active()
 	}
 	base := s.next.Load()
+	if at >= 0 {
+		base = at
+		if base+int64(count)-1-s.base > math.MaxInt32 {
+			return -1, errInvalid(fmt.Sprintf("base offset %d too far above segment %d", at, s.base))
+		}
+	}
 	putBaseOffset(batch, base)
 	pos := s.size.Load()
 	if err := l.writeLocked(s, batch, pos); err != nil {
@@ -259,13 +280,13 @@ func (l *Log) writableLocked() error {
 
 // shouldRollLocked reports whether a batch of n bytes covering count
 // offsets must go to a new segment. l.mu must be held.
-func (l *Log) shouldRollLocked(s *segment, n int64, count int32) bool {
+func (l *Log) shouldRollLocked(s *segment, n int64, count int64) bool {
 	size := s.size.Load()
 	if size == 0 {
 		return false
 	}
 	return size+n > l.opts.SegmentBytes ||
-		s.next.Load()+int64(count)-1-s.base > math.MaxInt32 ||
+		s.next.Load()+count-1-s.base > math.MaxInt32 ||
 		(l.opts.SegmentAge > 0 && l.now().Sub(s.created) > l.opts.SegmentAge)
 }
 
