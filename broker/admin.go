@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkafka/zkafka/broker/zkmeta"
 	"github.com/zkafka/zkafka/kproto"
 )
 
@@ -82,14 +83,14 @@ func (b *Broker) createTopic(spec topicSpec, validateOnly bool) (*topic, error) 
 	if err != nil || validateOnly {
 		return nil, err
 	}
-	id := newUUID()
+	id := zkmeta.NewUUID()
 	if err := b.writeNewTopic(spec.name, id, replicas, spec.configs); err != nil {
 		return nil, err
 	}
 	if err := b.reloadTopic(spec.name); err != nil {
 		return nil, err
 	}
-	b.log.Info("topic created", "topic", spec.name, "partitions", len(replicas), "topic_id", uuidString(id))
+	b.log.Info("topic created", "topic", spec.name, "partitions", len(replicas), "topic_id", zkmeta.UUIDString(id))
 	return b.cluster.topic(spec.name), nil
 }
 
@@ -175,18 +176,18 @@ func (b *Broker) writeNewTopic(name string, id [16]byte, replicas [][]int32, con
 		configs = map[string]string{}
 	}
 	ops := []any{
-		&zk.CreateRequest{Path: topicConfigPath(name), Data: mustJSON(configZNode{Version: 1, Config: configs})},
-		&zk.CreateRequest{Path: topicPath(name), Data: encodeTopicZNode(id, replicas)},
+		&zk.CreateRequest{Path: zkmeta.TopicConfigPath(name), Data: zkmeta.MustJSON(zkmeta.ConfigZNode{Version: 1, Config: configs})},
+		&zk.CreateRequest{Path: zkmeta.TopicPath(name), Data: zkmeta.EncodeTopicZNode(id, replicas)},
 	}
 	if check, epoch, err := b.epochCheck(); err == nil {
 		ops = append([]any{check}, ops...)
-		ops = append(ops, &zk.CreateRequest{Path: partitionsPath(name)})
+		ops = append(ops, &zk.CreateRequest{Path: zkmeta.PartitionsPath(name)})
 		for p, r := range replicas {
-			ops = append(ops, &zk.CreateRequest{Path: partitionPath(name, p)},
-				&zk.CreateRequest{Path: statePath(name, p), Data: b.stateJSON(r, epoch)})
+			ops = append(ops, &zk.CreateRequest{Path: zkmeta.PartitionPath(name, p)},
+				&zk.CreateRequest{Path: zkmeta.StatePath(name, p), Data: b.stateJSON(r, epoch)})
 		}
 	}
-	err := b.zk.multi(ops...)
+	err := b.zk.Multi(ops...)
 	if errors.Is(err, zk.ErrNodeExists) {
 		return adminErr(kproto.CodeTopicAlreadyExists, "Topic '%s' already exists.", name)
 	}
@@ -202,7 +203,7 @@ func (b *Broker) deleteTopic(name string, timeout time.Duration) error {
 	if !b.cfg.DeleteTopicEnable {
 		return adminErr(73, "Topic deletion is disabled.") // TOPIC_DELETION_DISABLED
 	}
-	if err := b.zk.create(deleteTopicPath(name), nil, 0); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+	if err := b.zk.Create(zkmeta.DeleteTopicPath(name), nil, 0); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		return err
 	}
 	if err := b.deleteTopicZNodes(name); err == nil {
@@ -212,7 +213,7 @@ func (b *Broker) deleteTopic(name string, timeout time.Duration) error {
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		ok, _, ch, err := b.zk.conn.ExistsW(b.zk.path(topicPath(name)))
+		ok, _, ch, err := b.zk.Conn.ExistsW(b.zk.Path(zkmeta.TopicPath(name)))
 		if err != nil {
 			return err
 		}
@@ -260,12 +261,12 @@ func (b *Broker) createPartitions(name string, count int32, assignment [][]int32
 	if validateOnly {
 		return nil
 	}
-	_, st, err := b.zk.get(topicPath(name))
+	_, st, err := b.zk.Get(zkmeta.TopicPath(name))
 	if err != nil {
 		return err
 	}
 	all := append(append([][]int32(nil), t.replicas...), add...)
-	if _, err := b.zk.set(topicPath(name), encodeTopicZNode(t.id, all), st.Version); err != nil {
+	if _, err := b.zk.Set(zkmeta.TopicPath(name), zkmeta.EncodeTopicZNode(t.id, all), st.Version); err != nil {
 		return err
 	}
 	b.ensureStates(name)

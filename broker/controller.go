@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkafka/zkafka/broker/zkmeta"
 )
 
 // The controller, as in Kafka's ZooKeeper mode: the broker that creates the
@@ -74,19 +75,19 @@ func (b *Broker) registerBroker(addr net.Addr) error {
 	if err != nil {
 		return err
 	}
-	z := brokerZNode{
+	z := zkmeta.BrokerZNode{
 		ListenerSecurityProtocolMap: map[string]string{"PLAINTEXT": "PLAINTEXT"},
 		Endpoints:                   []string{"PLAINTEXT://" + net.JoinHostPort(host, strconv.Itoa(port))},
-		JMXPort:                     -1, Host: host, Port: port, Timestamp: nowMillisString(), Version: 5,
+		JMXPort:                     -1, Host: host, Port: port, Timestamp: zkmeta.NowMillisString(), Version: 5,
 	}
 	deadline := time.Now().Add(2 * b.cfg.ZooKeeperSessionTimeout)
 	for {
-		err = b.zk.create(brokerPath(b.cfg.BrokerID), mustJSON(z), zk.FlagEphemeral)
+		err = b.zk.Create(zkmeta.BrokerPath(b.cfg.BrokerID), zkmeta.MustJSON(z), zk.FlagEphemeral)
 		if !errors.Is(err, zk.ErrNodeExists) {
 			break
 		}
-		ok, st, ch, existsErr := b.zk.conn.ExistsW(b.zk.path(brokerPath(b.cfg.BrokerID)))
-		if existsErr == nil && ok && st.EphemeralOwner == b.zk.conn.SessionID() {
+		ok, st, ch, existsErr := b.zk.Conn.ExistsW(b.zk.Path(zkmeta.BrokerPath(b.cfg.BrokerID)))
+		if existsErr == nil && ok && st.EphemeralOwner == b.zk.Conn.SessionID() {
 			// Created by an earlier attempt of this session whose reply
 			// was lost: ours (Kafka's checkedEphemeralCreate does the same).
 			err = nil
@@ -95,9 +96,9 @@ func (b *Broker) registerBroker(addr net.Addr) error {
 		// Left by our previous process (kill -9): it goes when that
 		// session expires. Another live broker with our id never goes.
 		if time.Now().After(deadline) {
-			return fmt.Errorf("broker.id %d is already registered in ZooKeeper (%s)", b.cfg.BrokerID, brokerPath(b.cfg.BrokerID))
+			return fmt.Errorf("broker.id %d is already registered in ZooKeeper (%s)", b.cfg.BrokerID, zkmeta.BrokerPath(b.cfg.BrokerID))
 		}
-		b.log.Warn("broker id still registered by an older session; waiting for it to expire", "path", brokerPath(b.cfg.BrokerID))
+		b.log.Warn("broker id still registered by an older session; waiting for it to expire", "path", zkmeta.BrokerPath(b.cfg.BrokerID))
 		if existsErr == nil && ok {
 			select {
 			case <-ch:
@@ -108,7 +109,7 @@ func (b *Broker) registerBroker(addr net.Addr) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("registering %s: %w", brokerPath(b.cfg.BrokerID), err)
+		return fmt.Errorf("registering %s: %w", zkmeta.BrokerPath(b.cfg.BrokerID), err)
 	}
 	b.log.Info("broker registered", "host", host, "port", port)
 	return nil
@@ -146,7 +147,7 @@ func (b *Broker) sessionLoop(addr net.Addr) {
 		select {
 		case <-b.done:
 			return
-		case ev, ok := <-b.zk.events:
+		case ev, ok := <-b.zk.Events:
 			if !ok {
 				return
 			}
@@ -190,7 +191,7 @@ func (b *Broker) reregister(addr net.Addr) bool {
 
 // tryElect runs for controller once and records who won.
 func (b *Broker) tryElect() {
-	data, _, err := b.zk.get("/controller")
+	data, _, err := b.zk.Get("/controller")
 	if err == nil {
 		b.noteController(data)
 		return
@@ -200,16 +201,16 @@ func (b *Broker) tryElect() {
 		b.log.Warn("reading /controller_epoch", "err", err)
 		return
 	}
-	z := controllerZNode{Version: 2, BrokerID: b.cfg.BrokerID, Timestamp: nowMillisString()}
-	err = b.zk.multi(
-		&zk.CreateRequest{Path: "/controller", Data: mustJSON(z), Flags: zk.FlagEphemeral},
+	z := zkmeta.ControllerZNode{Version: 2, BrokerID: b.cfg.BrokerID, Timestamp: zkmeta.NowMillisString()}
+	err = b.zk.Multi(
+		&zk.CreateRequest{Path: "/controller", Data: zkmeta.MustJSON(z), Flags: zk.FlagEphemeral},
 		&zk.SetDataRequest{Path: "/controller_epoch", Data: []byte(strconv.Itoa(int(epoch + 1))), Version: version},
 	)
 	if err != nil {
 		if !errors.Is(err, zk.ErrNodeExists) && !errors.Is(err, zk.ErrBadVersion) {
 			b.log.Warn("controller election", "err", err)
 		}
-		if data, _, err := b.zk.get("/controller"); err == nil {
+		if data, _, err := b.zk.Get("/controller"); err == nil {
 			b.noteController(data)
 		}
 		return
@@ -224,7 +225,7 @@ func (b *Broker) tryElect() {
 // initial epoch) if missing.
 func (b *Broker) readControllerEpoch() (int32, int32, error) {
 	for {
-		data, st, err := b.zk.get("/controller_epoch")
+		data, st, err := b.zk.Get("/controller_epoch")
 		if err == nil {
 			n, err := strconv.Atoi(string(data))
 			if err != nil {
@@ -235,14 +236,14 @@ func (b *Broker) readControllerEpoch() (int32, int32, error) {
 		if !errors.Is(err, zk.ErrNoNode) {
 			return 0, 0, err
 		}
-		if err := b.zk.create("/controller_epoch", []byte("0"), 0); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		if err := b.zk.Create("/controller_epoch", []byte("0"), 0); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return 0, 0, err
 		}
 	}
 }
 
 func (b *Broker) noteController(data []byte) {
-	var z controllerZNode
+	var z zkmeta.ControllerZNode
 	if json.Unmarshal(data, &z) != nil {
 		return
 	}
@@ -255,7 +256,7 @@ func (b *Broker) noteController(data []byte) {
 // controllerLoop watches /controller and runs again when it goes away.
 func (b *Broker) controllerLoop() {
 	for {
-		ok, _, ch, err := b.zk.conn.ExistsW(b.zk.path("/controller"))
+		ok, _, ch, err := b.zk.Conn.ExistsW(b.zk.Path("/controller"))
 		if err != nil {
 			if !b.sleep(time.Second) {
 				return
@@ -267,7 +268,7 @@ func (b *Broker) controllerLoop() {
 			b.tryElect()
 			continue
 		}
-		if data, _, err := b.zk.get("/controller"); err == nil {
+		if data, _, err := b.zk.Get("/controller"); err == nil {
 			b.noteController(data)
 		}
 		select {
@@ -284,7 +285,7 @@ func (b *Broker) controllerCatchUp() {
 	for _, t := range b.cluster.allTopics() {
 		b.ensureStates(t.name)
 	}
-	if names, err := b.zk.children("/admin/delete_topics"); err == nil {
+	if names, err := b.zk.Children("/admin/delete_topics"); err == nil {
 		b.deleteTopics(names)
 	}
 }
@@ -296,31 +297,31 @@ func (b *Broker) ensureStates(name string) {
 	if err != nil {
 		return
 	}
-	data, _, err := b.zk.get(topicPath(name))
+	data, _, err := b.zk.Get(zkmeta.TopicPath(name))
 	if err != nil {
 		return
 	}
-	_, replicas, err := decodeTopicZNode(data)
+	_, replicas, err := zkmeta.DecodeTopicZNode(data)
 	if err != nil {
 		return
 	}
 	ops := []any{check}
-	if ok, _ := b.zk.exists(partitionsPath(name)); !ok {
-		ops = append(ops, &zk.CreateRequest{Path: partitionsPath(name)})
+	if ok, _ := b.zk.Exists(zkmeta.PartitionsPath(name)); !ok {
+		ops = append(ops, &zk.CreateRequest{Path: zkmeta.PartitionsPath(name)})
 	}
 	for p, r := range replicas {
-		if ok, _ := b.zk.exists(statePath(name, p)); ok {
+		if ok, _ := b.zk.Exists(zkmeta.StatePath(name, p)); ok {
 			continue
 		}
-		if ok, _ := b.zk.exists(partitionPath(name, p)); !ok {
-			ops = append(ops, &zk.CreateRequest{Path: partitionPath(name, p)})
+		if ok, _ := b.zk.Exists(zkmeta.PartitionPath(name, p)); !ok {
+			ops = append(ops, &zk.CreateRequest{Path: zkmeta.PartitionPath(name, p)})
 		}
-		ops = append(ops, &zk.CreateRequest{Path: statePath(name, p), Data: b.stateJSON(r, epoch)})
+		ops = append(ops, &zk.CreateRequest{Path: zkmeta.StatePath(name, p), Data: b.stateJSON(r, epoch)})
 	}
 	if len(ops) == 1 {
 		return
 	}
-	if err := b.zk.multi(ops...); err != nil {
+	if err := b.zk.Multi(ops...); err != nil {
 		b.log.Warn("writing partition states", "topic", name, "err", err)
 		return
 	}
@@ -342,7 +343,7 @@ func (b *Broker) stateJSON(replicas []int32, controllerEpoch int32) []byte {
 	if leader >= 0 {
 		isr = []int32{leader}
 	}
-	return mustJSON(partitionStateZNode{ControllerEpoch: controllerEpoch, Leader: leader, Version: 1, LeaderEpoch: 0, ISR: isr})
+	return zkmeta.MustJSON(zkmeta.PartitionStateZNode{ControllerEpoch: controllerEpoch, Leader: leader, Version: 1, LeaderEpoch: 0, ISR: isr})
 }
 
 // brokersLoop keeps the live broker list in sync with /brokers/ids.
@@ -365,7 +366,7 @@ func (b *Broker) brokersLoop() {
 
 // refreshBrokers reads /brokers/ids and returns the children watch.
 func (b *Broker) refreshBrokers() <-chan zk.Event {
-	ids, ch, err := b.zk.childrenW("/brokers/ids")
+	ids, ch, err := b.zk.ChildrenW("/brokers/ids")
 	if err != nil {
 		return nil
 	}
@@ -375,8 +376,8 @@ func (b *Broker) refreshBrokers() <-chan zk.Event {
 		if err != nil {
 			continue
 		}
-		data, _, err := b.zk.get("/brokers/ids/" + s)
-		var z brokerZNode
+		data, _, err := b.zk.Get("/brokers/ids/" + s)
+		var z zkmeta.BrokerZNode
 		if err != nil || json.Unmarshal(data, &z) != nil {
 			continue
 		}
@@ -392,7 +393,7 @@ func (b *Broker) refreshBrokers() <-chan zk.Event {
 // controller, given partition states), deleted ones dropped.
 func (b *Broker) topicsLoop() {
 	for {
-		names, ch, err := b.zk.childrenW("/brokers/topics")
+		names, ch, err := b.zk.ChildrenW("/brokers/topics")
 		if err != nil {
 			if !b.sleep(time.Second) {
 				return
@@ -419,7 +420,7 @@ func (b *Broker) topicsLoop() {
 // when this broker is the controller.
 func (b *Broker) deleteTopicsLoop() {
 	for {
-		names, ch, err := b.zk.childrenW("/admin/delete_topics")
+		names, ch, err := b.zk.ChildrenW("/admin/delete_topics")
 		if err != nil {
 			if !b.sleep(time.Second) {
 				return
@@ -455,11 +456,11 @@ func (b *Broker) deleteTopicZNodes(name string) error {
 	}
 	// Verify we are still controller before the (non-atomic) recursive
 	// delete; ZooKeeper has no recursive delete in one multi.
-	if err := b.zk.multi(check); err != nil {
+	if err := b.zk.Multi(check); err != nil {
 		return fmt.Errorf("controller epoch check: %w", err)
 	}
-	for _, p := range []string{topicPath(name), topicConfigPath(name), deleteTopicPath(name)} {
-		if err := b.zk.deleteRecursive(p); err != nil {
+	for _, p := range []string{zkmeta.TopicPath(name), zkmeta.TopicConfigPath(name), zkmeta.DeleteTopicPath(name)} {
+		if err := b.zk.DeleteRecursive(p); err != nil {
 			return err
 		}
 	}

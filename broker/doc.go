@@ -26,7 +26,7 @@
 //	cluster.go      the metadata cache, loading topics from ZooKeeper
 //	controller.go   registration, controller election, ZooKeeper watches
 //	admin.go        topic creation, deletion, partition growth
-//	zk.go           ZooKeeper client with chroot, znode JSON shapes
+//	zkmeta/         package zkmeta: the ZooKeeper session with chroot, znode paths and JSON shapes
 //	config.go       Config and server.properties; config_rules.go the rules of its values;
 //	                topicconfig.go per-topic configs
 //	group_*.go      the group coordinator: state machine, ZooKeeper store, expiry
@@ -100,7 +100,7 @@
 //
 // # ZooKeeper layout
 //
-// Written as Apache Kafka does in ZooKeeper mode (JSON shapes in zk.go):
+// Written as Apache Kafka does in ZooKeeper mode (JSON shapes in zkmeta):
 // /cluster/id, /brokers/ids/{id} (ephemeral, version 5),
 // /brokers/topics/{t} (version 3, topic_id), /brokers/topics/{t}/partitions/{p}/state,
 // /config/topics/{t}, /admin/delete_topics/{t}, /controller (ephemeral),

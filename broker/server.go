@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkafka/zkafka/broker/zkmeta"
 	"github.com/zkafka/zkafka/internal/accept"
 	"github.com/zkafka/zkafka/internal/tracked"
 )
@@ -22,7 +23,7 @@ var ErrServerClosed = errors.New("broker: server closed")
 type Broker struct {
 	cfg Config
 	log *slog.Logger
-	zk  *zkClient
+	zk  *zkmeta.Client
 
 	clusterID string
 	// now is the clock for LogAppendTime and retention; tests replace it.
@@ -86,13 +87,13 @@ func New(cfg Config, log *slog.Logger) (*Broker, error) {
 	b.cluster.init()
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.ZooKeeperSessionTimeout)
 	defer cancel()
-	zkc, err := dialZK(ctx, cfg.ZooKeeperConnect, cfg.ZooKeeperSessionTimeout, b.log)
+	zkc, err := zkmeta.Dial(ctx, cfg.ZooKeeperConnect, cfg.ZooKeeperSessionTimeout, b.log)
 	if err != nil {
 		return nil, err
 	}
 	b.zk = zkc
 	if err := b.bootstrap(); err != nil {
-		zkc.close()
+		zkc.Close()
 		b.closePartitions()
 		return nil, err
 	}
@@ -104,8 +105,8 @@ func New(cfg Config, log *slog.Logger) (*Broker, error) {
 
 // bootstrap prepares ZooKeeper and loads the cluster metadata.
 func (b *Broker) bootstrap() error {
-	for _, p := range kafkaPersistentPaths {
-		if err := b.zk.ensurePersistent(p); err != nil {
+	for _, p := range zkmeta.PersistentPaths {
+		if err := b.zk.EnsurePersistent(p); err != nil {
 			return err
 		}
 	}
@@ -201,7 +202,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	}
 	b.groups.stop()
 	b.closePartitions()
-	b.zk.close()
+	b.zk.Close()
 	return err
 }
 
