@@ -131,8 +131,16 @@ func (z *Client) DeleteRecursive(p string) error {
 	return nil
 }
 
-// multi runs ops (whose paths are chroot-relative) atomically.
+// Multi runs ops (whose paths are chroot-relative) atomically.
 func (z *Client) Multi(ops ...any) error {
+	_, err := z.MultiAt(ops...)
+	return err
+}
+
+// MultiAt is Multi that also says which op failed (-1 when the multi
+// itself failed), so that a failed version check on /controller_epoch at
+// index 0 can be told from a failed CAS on a later op.
+func (z *Client) MultiAt(ops ...any) (int, error) {
 	for i, op := range ops {
 		switch o := op.(type) {
 		case *zk.CreateRequest:
@@ -147,19 +155,19 @@ func (z *Client) Multi(ops ...any) error {
 		case *zk.DeleteRequest:
 			o.Path = z.Path(o.Path)
 		default:
-			return fmt.Errorf("multi: unsupported op %T at %d", op, i)
+			return -1, fmt.Errorf("multi: unsupported op %T at %d", op, i)
 		}
 	}
+	// A failed multi has its reply header's error set too; the per-op
+	// results name the op (earlier ones OK, later ones
+	// RUNTIMEINCONSISTENCY), so they are read first.
 	res, err := z.Conn.Multi(ops...)
-	if err != nil {
-		return err
-	}
-	for _, r := range res {
+	for i, r := range res {
 		if r.Error != nil {
-			return r.Error
+			return i, r.Error
 		}
 	}
-	return nil
+	return -1, err
 }
 
 func (z *Client) Close() { z.Conn.Close() }
