@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkafka/zkafka/broker/controller"
 	"github.com/zkafka/zkafka/broker/zkmeta"
 	"github.com/zkafka/zkafka/kproto"
 )
@@ -183,8 +184,10 @@ func (b *Broker) writeNewTopic(name string, id [16]byte, replicas [][]int32, con
 		ops = append([]any{check}, ops...)
 		ops = append(ops, &zk.CreateRequest{Path: zkmeta.PartitionsPath(name)})
 		for p, r := range replicas {
-			ops = append(ops, &zk.CreateRequest{Path: zkmeta.PartitionPath(name, p)},
-				&zk.CreateRequest{Path: zkmeta.StatePath(name, p), Data: b.stateJSON(r, epoch)})
+			ops = append(ops, &zk.CreateRequest{Path: zkmeta.PartitionPath(name, p)})
+			if s, ok := controller.NewPartitionState(r, b.cluster.isLive, false, epoch); ok {
+				ops = append(ops, &zk.CreateRequest{Path: zkmeta.StatePath(name, p), Data: controller.StateZNode(s)})
+			}
 		}
 	}
 	err := b.zk.Multi(ops...)
@@ -269,6 +272,6 @@ func (b *Broker) createPartitions(name string, count int32, assignment [][]int32
 	if _, err := b.zk.Set(zkmeta.TopicPath(name), zkmeta.EncodeTopicZNode(t.id, all), st.Version); err != nil {
 		return err
 	}
-	b.ensureStates(name)
+	b.ctl.TopicsChanged(b.done, []string{name})
 	return b.reloadTopic(name)
 }

@@ -270,6 +270,18 @@ func (b *Broker) applyTopic(t *topic) error {
 	b.cluster.topics[t.name] = t
 	b.cluster.byID[t.id] = t
 	b.cluster.mu.Unlock()
+	if old != nil {
+		// Partitions whose leadership moved elsewhere are closed; their
+		// data stays (the broker is still a replica).
+		for p, part := range old.parts {
+			if part != nil && t.partition(int32(p)) != part {
+				if err := part.close(); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+	}
+	b.watchStates(t)
 	return errors.Join(errs...)
 }
 

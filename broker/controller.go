@@ -10,17 +10,16 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkafka/zkafka/broker/controller"
 	"github.com/zkafka/zkafka/broker/zkmeta"
 )
 
-// The controller, as in Kafka's ZooKeeper mode: the broker that creates the
-// ephemeral /controller wins, in one multi that also bumps
-// /controller_epoch at the version it read. While it holds /controller,
-// every write it makes as controller is a multi that first checks
-// /controller_epoch's version, so a deposed controller can never
-// overwrite its successor's writes. Its duties here: write the partition
-// state znodes of new topics and partitions, and carry out deletions
-// marked in /admin/delete_topics.
+// The broker's side of the controller (package broker/controller):
+// registration in /brokers/ids, the watches that feed the controller's
+// loop, and the broker's view of whether it is the controller, which
+// fences the controller writes made outside the loop (topic creation and
+// deletion). The decisions and the partition state writes are the
+// controller package's.
 
 type controllerState struct {
 	mu           sync.Mutex
@@ -60,6 +59,10 @@ func (b *Broker) startCluster(addr net.Addr) error {
 	}
 	close(b.registered)
 	b.refreshBrokers()
+	b.ctl = controller.New(controller.Config{ISRIsLive: false},
+		&controller.ZKStore{ZK: b.zk, BrokerID: b.cfg.BrokerID, UncleanDefault: storedDefault("unclean.leader.election.enable")(&b.cfg) == "true"},
+		b.statesChanged, b.controlChanged, b.log)
+	b.goTracked("controller", func() { b.ctl.Run(b.done) })
 	b.tryElect()
 	b.goTracked("zk-session", func() { b.sessionLoop(addr) })
 	b.goTracked("zk-controller", b.controllerLoop)
@@ -156,6 +159,7 @@ func (b *Broker) sessionLoop(addr net.Addr) {
 				b.log.Warn("ZooKeeper session expired")
 				expired = true
 				b.ctrl.set(false, 0, 0)
+				b.ctl.Resign(b.done)
 			case zk.StateHasSession:
 				if expired {
 					expired = false
@@ -191,55 +195,47 @@ func (b *Broker) reregister(addr net.Addr) bool {
 
 // tryElect runs for controller once and records who won.
 func (b *Broker) tryElect() {
-	data, _, err := b.zk.Get("/controller")
-	if err == nil {
+	b.ctl.TryElect(b.done)
+	if data, _, err := b.zk.Get("/controller"); err == nil {
 		b.noteController(data)
-		return
 	}
-	epoch, version, err := b.readControllerEpoch()
-	if err != nil {
-		b.log.Warn("reading /controller_epoch", "err", err)
-		return
-	}
-	z := zkmeta.ControllerZNode{Version: 2, BrokerID: b.cfg.BrokerID, Timestamp: zkmeta.NowMillisString()}
-	err = b.zk.Multi(
-		&zk.CreateRequest{Path: "/controller", Data: zkmeta.MustJSON(z), Flags: zk.FlagEphemeral},
-		&zk.SetDataRequest{Path: "/controller_epoch", Data: []byte(strconv.Itoa(int(epoch + 1))), Version: version},
-	)
-	if err != nil {
-		if !errors.Is(err, zk.ErrNodeExists) && !errors.Is(err, zk.ErrBadVersion) {
-			b.log.Warn("controller election", "err", err)
-		}
-		if data, _, err := b.zk.Get("/controller"); err == nil {
-			b.noteController(data)
-		}
-		return
-	}
-	b.ctrl.set(true, epoch+1, version+1)
-	b.cluster.setController(b.cfg.BrokerID)
-	b.log.Info("this broker is the controller", "controller_epoch", epoch+1)
-	b.controllerCatchUp()
 }
 
-// readControllerEpoch reads /controller_epoch, creating it with 0 (Kafka's
-// initial epoch) if missing.
-func (b *Broker) readControllerEpoch() (int32, int32, error) {
-	for {
-		data, st, err := b.zk.Get("/controller_epoch")
-		if err == nil {
-			n, err := strconv.Atoi(string(data))
-			if err != nil {
-				return 0, 0, fmt.Errorf("bad /controller_epoch %q", data)
-			}
-			return int32(n), st.Version, nil
+// controlChanged is told by the controller's loop when this broker
+// became the controller or stopped being it.
+func (b *Broker) controlChanged(active bool, epoch, epochZkVersion int32) {
+	b.ctrl.set(active, epoch, epochZkVersion)
+	if !active {
+		return
+	}
+	b.cluster.setController(b.cfg.BrokerID)
+	// Deletions left pending by the previous controller.
+	b.goTracked("controller-deletions", func() {
+		if names, err := b.zk.Children("/admin/delete_topics"); err == nil {
+			b.deleteTopics(names)
 		}
-		if !errors.Is(err, zk.ErrNoNode) {
-			return 0, 0, err
-		}
-		if err := b.zk.Create("/controller_epoch", []byte("0"), 0); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			return 0, 0, err
+	})
+}
+
+// statesChanged is told by the controller's loop which partition states
+// it wrote: this broker applies them at once (the others see them through
+// their state watches, statewatch.go).
+func (b *Broker) statesChanged(ids []controller.PartitionID) {
+	for _, name := range topicNames(ids) {
+		if err := b.reloadTopic(name); err != nil {
+			b.log.Warn("reloading topic", "topic", name, "err", err)
 		}
 	}
+}
+
+func topicNames(ids []controller.PartitionID) []string {
+	var out []string
+	for _, id := range ids {
+		if len(out) == 0 || out[len(out)-1] != id.Topic {
+			out = append(out, id.Topic)
+		}
+	}
+	return out
 }
 
 func (b *Broker) noteController(data []byte) {
@@ -247,8 +243,9 @@ func (b *Broker) noteController(data []byte) {
 	if json.Unmarshal(data, &z) != nil {
 		return
 	}
-	if z.BrokerID != b.cfg.BrokerID {
+	if active, _, _ := b.ctrl.get(); active && z.BrokerID != b.cfg.BrokerID {
 		b.ctrl.set(false, 0, 0)
+		b.ctl.Resign(b.done)
 	}
 	b.cluster.setController(z.BrokerID)
 }
@@ -279,77 +276,11 @@ func (b *Broker) controllerLoop() {
 	}
 }
 
-// controllerCatchUp does what a new controller does with state it
-// inherited: states for topics that lack them, pending deletions.
-func (b *Broker) controllerCatchUp() {
-	for _, t := range b.cluster.allTopics() {
-		b.ensureStates(t.name)
-	}
-	if names, err := b.zk.Children("/admin/delete_topics"); err == nil {
-		b.deleteTopics(names)
-	}
-}
-
-// ensureStates writes missing partition state znodes of a topic (as
-// controller): leader = the first live replica, epoch 0, ISR = [leader].
-func (b *Broker) ensureStates(name string) {
-	check, epoch, err := b.epochCheck()
-	if err != nil {
-		return
-	}
-	data, _, err := b.zk.Get(zkmeta.TopicPath(name))
-	if err != nil {
-		return
-	}
-	_, replicas, err := zkmeta.DecodeTopicZNode(data)
-	if err != nil {
-		return
-	}
-	ops := []any{check}
-	if ok, _ := b.zk.Exists(zkmeta.PartitionsPath(name)); !ok {
-		ops = append(ops, &zk.CreateRequest{Path: zkmeta.PartitionsPath(name)})
-	}
-	for p, r := range replicas {
-		if ok, _ := b.zk.Exists(zkmeta.StatePath(name, p)); ok {
-			continue
-		}
-		if ok, _ := b.zk.Exists(zkmeta.PartitionPath(name, p)); !ok {
-			ops = append(ops, &zk.CreateRequest{Path: zkmeta.PartitionPath(name, p)})
-		}
-		ops = append(ops, &zk.CreateRequest{Path: zkmeta.StatePath(name, p), Data: b.stateJSON(r, epoch)})
-	}
-	if len(ops) == 1 {
-		return
-	}
-	if err := b.zk.Multi(ops...); err != nil {
-		b.log.Warn("writing partition states", "topic", name, "err", err)
-		return
-	}
-	if err := b.reloadTopic(name); err != nil {
-		b.log.Warn("reloading topic", "topic", name, "err", err)
-	}
-}
-
-// stateJSON is a new partition's leader state.
-func (b *Broker) stateJSON(replicas []int32, controllerEpoch int32) []byte {
-	leader := int32(-1)
-	for _, r := range replicas {
-		if b.cluster.isLive(r) {
-			leader = r
-			break
-		}
-	}
-	isr := []int32{}
-	if leader >= 0 {
-		isr = []int32{leader}
-	}
-	return zkmeta.MustJSON(zkmeta.PartitionStateZNode{ControllerEpoch: controllerEpoch, Leader: leader, Version: 1, LeaderEpoch: 0, ISR: isr})
-}
-
 // brokersLoop keeps the live broker list in sync with /brokers/ids.
 func (b *Broker) brokersLoop() {
 	for {
 		ch := b.refreshBrokers()
+		b.ctl.BrokersChanged(b.done)
 		if ch == nil {
 			if !b.sleep(time.Second) {
 				return
@@ -403,11 +334,7 @@ func (b *Broker) topicsLoop() {
 		if err := b.syncTopics(names); err != nil {
 			b.log.Warn("syncing topics from ZooKeeper", "err", err)
 		}
-		if active, _, _ := b.ctrl.get(); active {
-			for _, n := range names {
-				b.ensureStates(n)
-			}
-		}
+		b.ctl.TopicsChanged(b.done, nil)
 		select {
 		case <-ch:
 		case <-b.done:

@@ -24,7 +24,9 @@
 //	partition.go    a partition: segment log, serialized appends, fetch waiters
 //	producers.go    idempotent producer sequence tracking
 //	cluster.go      the metadata cache, loading topics from ZooKeeper
-//	controller.go   registration, controller election, ZooKeeper watches
+//	controller.go   registration, the watches that feed the controller's loop
+//	                (package broker/controller: elections, leaders, ISRs, fenced writes)
+//	statewatch.go   state znode watches: a broker learns of leadership changes
 //	admin.go        topic creation, deletion, partition growth
 //	zkmeta/         package zkmeta: the ZooKeeper session with chroot, znode paths and JSON shapes
 //	config.go       Config and server.properties; config_rules.go the rules of its values;
@@ -95,8 +97,12 @@
 //   - Controller writes are ZooKeeper multis whose first op checks
 //     /controller_epoch's version (the one this broker set when it won
 //     /controller), so a deposed controller cannot overwrite its successor.
+//     The partition states are written by broker/controller's loop only,
+//     except a new topic's, which the controller's CreateTopics writes in
+//     the topic's own multi.
 //   - A partition is open on a broker iff its state znode names that
-//     broker as leader (the first replica until the controller writes it).
+//     broker as leader; a broker closes (without deleting) a partition
+//     whose leadership moved (statewatch.go re-reads the topic).
 //
 // # ZooKeeper layout
 //
@@ -114,7 +120,10 @@
 //
 // Replication (a replication factor above 1 is accepted when enough
 // brokers are live, but only the leader holds data and the ISR is the
-// leader), leader failover, transactions, fetch sessions, log compaction
+// leader, so the controller's failover can only move leadership back to
+// the same broker when it returns: a partition whose leader dies goes
+// offline, leader -1, as in Kafka without unclean election),
+// LeaderAndIsr/UpdateMetadata, transactions, fetch sessions, log compaction
 // (cleanup.policy=compact is rejected with INVALID_CONFIG), message format
 // down-conversion (magic 0/1 produce gets UNSUPPORTED_FOR_MESSAGE_FORMAT),
 // AlterConfigs and /config/changes notifications, SASL/TLS, quotas.

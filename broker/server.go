@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkafka/zkafka/broker/controller"
 	"github.com/zkafka/zkafka/broker/zkmeta"
 	"github.com/zkafka/zkafka/internal/accept"
 	"github.com/zkafka/zkafka/internal/tracked"
@@ -32,8 +33,12 @@ type Broker struct {
 	// cluster is the metadata cache: topics, brokers, controller.
 	cluster cluster
 
-	// ctrl is the controller state, when this broker is the controller.
+	// ctrl is whether this broker is the controller, with the epoch and
+	// /controller_epoch version that fence its writes (set by ctl's loop).
 	ctrl controllerState
+	// ctl is the controller's loop (package broker/controller), started
+	// with the cluster by the first Serve.
+	ctl *controller.Controller
 
 	// pids hands out producer ids from blocks reserved in ZooKeeper.
 	pids producerIDs
@@ -43,6 +48,12 @@ type Broker struct {
 
 	// budget bounds the request buffers of all connections together.
 	budget *requestBudget
+
+	// stateWatches are the state znodes this broker watches (statewatch.go).
+	stateWatches struct {
+		sync.Mutex
+		m map[stateWatchKey]bool
+	}
 
 	registerOnce sync.Once
 	registered   chan struct{} // closed once /brokers/ids/{id} exists

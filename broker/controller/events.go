@@ -38,8 +38,12 @@ type PartitionRead struct {
 	ZkVersion int32
 }
 
-// TopicsChanged: topics were (re)read from ZooKeeper.
-type TopicsChanged struct{ Topics []TopicRead }
+// TopicsChanged: topics were (re)read from ZooKeeper; All when Topics
+// are every topic (the others were deleted).
+type TopicsChanged struct {
+	Topics []TopicRead
+	All    bool
+}
 
 // StatesWritten: the writes of the last step landed, with these new
 // state znode versions (one per write).
@@ -79,6 +83,9 @@ func (c *Core) Step(ev Event) Effects {
 	case BrokersChanged:
 		return c.brokersChanged(ev.Brokers)
 	case TopicsChanged:
+		if ev.All {
+			c.parts = map[PartitionID]*Partition{}
+		}
 		c.readTopics(ev.Topics)
 		var eff Effects
 		c.online(&eff)

@@ -40,7 +40,7 @@ type Controller struct {
 	store  Store
 	notify Notifier
 	log    *slog.Logger
-	events chan func() Event
+	events chan request
 	// onChange reports elections and resignations (the broker's view of
 	// who controls, used to fence its own controller writes).
 	onChange func(active bool, epoch, epochZkVersion int32)
@@ -49,25 +49,32 @@ type Controller struct {
 // New returns a controller that has not run for election yet.
 func New(cfg Config, store Store, notify Notifier, onChange func(bool, int32, int32), log *slog.Logger) *Controller {
 	return &Controller{core: NewCore(cfg), store: store, notify: notify, onChange: onChange, log: log,
-		events: make(chan func() Event, 64)}
+		events: make(chan request, 64)}
+}
+
+// request is one queued input: read runs on the loop and returns the
+// event to step (nil: none); processed, if set, closes after the step.
+type request struct {
+	read      func() Event
+	processed chan struct{}
 }
 
 // The requests the loop accepts. Each is read by the loop itself, so that
 // what it reads and what it decides from it stay in order.
 
-// TryElect asks the loop to run for controller (at start, and when
-// /controller vanished).
-func (c *Controller) TryElect(done <-chan struct{}) { c.submit(done, c.elect) }
+// TryElect runs for controller (at start, and when /controller vanished)
+// and returns once the election, and if won the failover, is done.
+func (c *Controller) TryElect(done <-chan struct{}) { c.submit(done, true, c.elect) }
 
 // Resign tells the loop that this broker lost control (session expiry,
-// /controller names another broker).
+// /controller names another broker). It does not wait.
 func (c *Controller) Resign(done <-chan struct{}) {
-	c.submit(done, func() Event { return Resigned{} })
+	c.submit(done, false, func() Event { return Resigned{} })
 }
 
-// BrokersChanged asks the loop to re-read /brokers/ids.
+// BrokersChanged makes the loop re-read /brokers/ids. It does not wait.
 func (c *Controller) BrokersChanged(done <-chan struct{}) {
-	c.submit(done, func() Event {
+	c.submit(done, false, func() Event {
 		if !c.isActive() {
 			return nil
 		}
@@ -80,10 +87,11 @@ func (c *Controller) BrokersChanged(done <-chan struct{}) {
 	})
 }
 
-// TopicsChanged asks the loop to re-read the named topics (nil: all).
+// TopicsChanged makes the loop re-read the named topics (nil: all) and
+// returns once their states are written.
 func (c *Controller) TopicsChanged(done <-chan struct{}, names []string) {
 	names = slices.Clone(names)
-	c.submit(done, func() Event {
+	c.submit(done, true, func() Event {
 		if !c.isActive() {
 			return nil
 		}
@@ -92,14 +100,25 @@ func (c *Controller) TopicsChanged(done <-chan struct{}, names []string) {
 			c.log.Warn("controller: reading topics", "err", err)
 			return nil
 		}
-		return TopicsChanged{Topics: ts}
+		return TopicsChanged{Topics: ts, All: names == nil}
 	})
 }
 
-func (c *Controller) submit(done <-chan struct{}, read func() Event) {
+func (c *Controller) submit(done <-chan struct{}, wait bool, read func() Event) {
+	r := request{read: read}
+	if wait {
+		r.processed = make(chan struct{})
+	}
 	select {
-	case c.events <- read:
+	case c.events <- r:
 	case <-done:
+		return
+	}
+	if wait {
+		select {
+		case <-r.processed:
+		case <-done:
+		}
 	}
 }
 
@@ -111,17 +130,26 @@ func (c *Controller) Run(done <-chan struct{}) {
 		select {
 		case <-done:
 			return
-		case read := <-c.events:
-			if ev := read(); ev != nil {
-				c.step(ev)
-			}
+		case r := <-c.events:
+			c.handle(r)
 		}
 	}
 }
 
+func (c *Controller) handle(r request) {
+	if ev := r.read(); ev != nil {
+		c.step(ev, true)
+	}
+	if r.processed != nil {
+		close(r.processed)
+	}
+}
+
 // step applies one event and carries out its effects; a fenced write
-// resigns, another failed write re-reads the topics it touched.
-func (c *Controller) step(ev Event) {
+// resigns, another failed write re-reads the topics it touched and, if
+// retry, decides once more from what it read (a write that fails again
+// waits for the next event: a watch, a broker change).
+func (c *Controller) step(ev Event, retry bool) {
 	was, _, _ := c.core.Active()
 	eff := c.core.Step(ev)
 	if now, epoch, version := c.core.Active(); now != was && c.onChange != nil {
@@ -135,12 +163,16 @@ func (c *Controller) step(ev Event) {
 	switch {
 	case errors.Is(err, ErrFenced):
 		c.log.Warn("controller: fenced by a newer controller; resigning")
-		c.step(Resigned{})
+		c.step(Resigned{}, false)
 		return
 	case err != nil:
 		c.log.Warn("controller: writing partition states; re-reading them", "err", err)
 		if ts, rerr := c.store.Topics(topicsOf(eff.Writes)); rerr == nil {
-			c.step(TopicsChanged{Topics: ts})
+			if retry {
+				c.step(TopicsChanged{Topics: ts}, false)
+			} else {
+				c.core.readTopics(ts) // known again (the failed write undone), decided at the next event
+			}
 		}
 		return
 	}

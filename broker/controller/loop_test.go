@@ -171,10 +171,8 @@ func newLoopEnv() *loopEnv {
 func (e *loopEnv) drain() {
 	for {
 		select {
-		case read := <-e.c.events:
-			if ev := read(); ev != nil {
-				e.c.step(ev)
-			}
+		case r := <-e.c.events:
+			e.c.handle(r)
 		default:
 			return
 		}
@@ -183,7 +181,16 @@ func (e *loopEnv) drain() {
 
 func (e *loopEnv) handle(t *testing.T, d *datadriven.TestData) string {
 	e.out.Reset()
+	// The requests that wait for the loop are submitted from another
+	// goroutine, and the test is the loop.
 	never := make(chan struct{})
+	submitted := make(chan struct{})
+	async := func(f func()) {
+		go func() { f(); close(submitted) }()
+		r := <-e.c.events
+		e.c.handle(r)
+		<-submitted
+	}
 	switch d.Cmd {
 	case "brokers":
 		e.store.brokers = map[int32]int64{}
@@ -209,14 +216,14 @@ func (e *loopEnv) handle(t *testing.T, d *datadriven.TestData) string {
 			as = append(as, ids)
 		}
 		e.store.topics[name] = as
-		e.c.TopicsChanged(never, []string{name})
+		async(func() { e.c.TopicsChanged(never, []string{name}) })
 	case "unclean":
 		var name string
 		d.ScanArgs(t, "topic", &name)
 		e.store.unclean[name] = true
-		e.c.TopicsChanged(never, []string{name})
+		async(func() { e.c.TopicsChanged(never, []string{name}) })
 	case "elect":
-		e.c.TryElect(never)
+		async(func() { e.c.TryElect(never) })
 	case "taken":
 		e.store.controllerHeld = true
 	case "fence":

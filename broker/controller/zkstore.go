@@ -163,15 +163,21 @@ func StateZNode(s LeaderAndISR) []byte {
 // WriteStates writes ws in one multi fenced by /controller_epoch's version.
 func (s *ZKStore) WriteStates(epochZkVersion int32, ws []StateWrite) ([]int32, error) {
 	ops := []any{&zk.CheckVersionRequest{Path: "/controller_epoch", Version: epochZkVersion}}
+	creating := map[string]bool{}
+	ensure := func(p string) {
+		if creating[p] {
+			return
+		}
+		creating[p] = true
+		if ok, _ := s.ZK.Exists(p); !ok {
+			ops = append(ops, &zk.CreateRequest{Path: p})
+		}
+	}
 	for _, w := range ws {
 		path := zkmeta.StatePath(w.Partition.Topic, int(w.Partition.Partition))
 		if w.ZkVersion < 0 {
-			if ok, _ := s.ZK.Exists(zkmeta.PartitionsPath(w.Partition.Topic)); !ok {
-				ops = append(ops, &zk.CreateRequest{Path: zkmeta.PartitionsPath(w.Partition.Topic)})
-			}
-			if ok, _ := s.ZK.Exists(zkmeta.PartitionPath(w.Partition.Topic, int(w.Partition.Partition))); !ok {
-				ops = append(ops, &zk.CreateRequest{Path: zkmeta.PartitionPath(w.Partition.Topic, int(w.Partition.Partition))})
-			}
+			ensure(zkmeta.PartitionsPath(w.Partition.Topic))
+			ensure(zkmeta.PartitionPath(w.Partition.Topic, int(w.Partition.Partition)))
 			ops = append(ops, &zk.CreateRequest{Path: path, Data: StateZNode(w.State)})
 			continue
 		}
