@@ -262,6 +262,11 @@ func (b *Broker) controllerLoop() {
 		}
 		if !ok {
 			b.cluster.setController(-1)
+			select {
+			case <-b.done:
+				return // tryElect returns at once after Shutdown began
+			default:
+			}
 			b.tryElect()
 			continue
 		}
