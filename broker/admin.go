@@ -136,16 +136,36 @@ func (b *Broker) planTopic(spec *topicSpec) ([][]int32, error) {
 	return assignReplicas(live, int(spec.partitions), int(spec.rf), 0), nil
 }
 
-// assignReplicas spreads partitions [first, first+n) round-robin over the
-// live brokers from a random start, as Kafka's rack-unaware assignment.
+// assignReplicas places partitions [first, first+n) on the live brokers
+// as Kafka's rack-unaware assignment does, from a random start and a
+// random follower shift (AdminUtils.assignReplicasToBrokersRackUnaware).
 func assignReplicas(live []brokerInfo, n, rf, first int) [][]int32 {
-	start := rand.IntN(len(live))
+	ids := make([]int32, len(live))
+	for i, b := range live {
+		ids[i] = b.id
+	}
+	return assignReplicasFrom(ids, n, rf, first, rand.IntN(len(ids)), rand.IntN(len(ids)))
+}
+
+// assignReplicasFrom is the assignment with a fixed start index and
+// follower shift: partition p's first replica is brokers[(p+start) % B];
+// its followers follow at 1 + (shift + j) % (B-1) places after it, and
+// the shift grows by one every B partitions, so that followers spread
+// out too.
+func assignReplicasFrom(brokers []int32, n, rf, first, start, shift int) [][]int32 {
+	nb := len(brokers)
 	out := make([][]int32, n)
 	for i := range out {
 		p := first + i
-		for r := 0; r < rf; r++ {
-			out[i] = append(out[i], live[(start+p+r)%len(live)].id)
+		if p > 0 && p%nb == 0 {
+			shift++
 		}
+		leader := (p + start) % nb
+		replicas := []int32{brokers[leader]}
+		for j := 0; j < rf-1; j++ {
+			replicas = append(replicas, brokers[(leader+1+(shift+j)%(nb-1))%nb])
+		}
+		out[i] = replicas
 	}
 	return out
 }

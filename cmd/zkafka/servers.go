@@ -23,7 +23,8 @@ const runUsage = `usage: zkafka run [flags]
 
 Starts a standalone ZooKeeper server on 127.0.0.1:2181 and one Kafka broker on
 127.0.0.1:9092 in one process, with data under ./zkafka-data. No configuration
-is needed.
+is needed. With -brokers N, N brokers (broker.id 0..N-1) form a cluster on
+ports 9092, 9093, ..., each with its own data directory (kafka-<id>).
 `
 
 const zookeeperUsage = `usage: zkafka zookeeper [flags] zoo.cfg
@@ -67,7 +68,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs, lf := newFlagSet("run", runUsage, stderr)
 	dataDir := fs.String("data", "zkafka-data", "data directory")
 	zkAddr := fs.String("zookeeper-addr", "127.0.0.1:2181", "ZooKeeper client address")
-	kafkaAddr := fs.String("kafka-addr", "127.0.0.1:9092", "Kafka listener address")
+	kafkaAddr := fs.String("kafka-addr", "127.0.0.1:9092", "Kafka listener address (of broker 0; broker i listens on its port + i)")
+	brokers := fs.Int("brokers", 1, "number of Kafka brokers")
 	if stop, code := parse(fs, args); stop {
 		return code
 	}
@@ -81,8 +83,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return configError(stderr, fmt.Errorf("-zookeeper-addr=%s: %v", *zkAddr, err))
 	}
-	if _, _, err := splitHostPort(*kafkaAddr); err != nil {
+	kafkaHost, kafkaPort, err := splitHostPort(*kafkaAddr)
+	if err != nil {
 		return configError(stderr, fmt.Errorf("-kafka-addr=%s: %v", *kafkaAddr, err))
+	}
+	if *brokers < 1 || kafkaPort != 0 && kafkaPort+*brokers-1 > 65535 {
+		return configError(stderr, fmt.Errorf("-brokers=%d: must be at least 1, with ports up to 65535", *brokers))
 	}
 	cfg.ClientPortAddress, cfg.ClientPort = host, port
 	cfg.FourLetterWords = map[string]bool{"srvr": true, "ruok": true, "mntr": true, "stat": true}
@@ -91,19 +97,40 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		log.Error("zookeeper did not start", "err", err)
 		return 1
 	}
-	bcfg := broker.DefaultConfig(filepath.Join(*dataDir, "kafka"))
-	bcfg.ZooKeeperConnect = zk.Addr().String()
-	bcfg.Listeners = []string{"PLAINTEXT://" + *kafkaAddr}
-	b, failed := startBroker(bcfg, log.With("server", "kafka"))
-	if b == nil {
-		shutdown(log, zk)
+	servers := []interface{ Shutdown(context.Context) error }{zk} // shut down in reverse
+	failures := []<-chan error{zk.Failed()}
+	for id := 0; id < *brokers; id++ {
+		dir, port := "kafka", kafkaPort
+		if *brokers > 1 {
+			dir = "kafka-" + strconv.Itoa(id)
+			if port != 0 {
+				port += id
+			}
+		}
+		bcfg := broker.DefaultConfig(filepath.Join(*dataDir, dir))
+		bcfg.BrokerID = int32(id)
+		bcfg.ZooKeeperConnect = zk.Addr().String()
+		bcfg.Listeners = []string{"PLAINTEXT://" + net.JoinHostPort(kafkaHost, strconv.Itoa(port))}
+		b, failed := startBroker(bcfg, log.With("server", "kafka"))
+		if b == nil {
+			shutdown(log, reversed(servers)...)
+			return 1
+		}
+		servers, failures = append(servers, b), append(failures, failed)
+	}
+	if !waitForSignalOr(log, failures...) {
+		shutdown(log, reversed(servers)...)
 		return 1
 	}
-	if !waitForSignalOr(log, failed, zk.Failed()) {
-		shutdown(log, b, zk)
-		return 1
+	return shutdown(log, reversed(servers)...)
+}
+
+func reversed[T any](s []T) []T {
+	out := make([]T, len(s))
+	for i, v := range s {
+		out[len(s)-1-i] = v
 	}
-	return shutdown(log, b, zk)
+	return out
 }
 
 // startBroker creates a broker and serves its first listener in the
