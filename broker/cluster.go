@@ -250,19 +250,20 @@ func (b *Broker) applyTopic(t *topic) error {
 	}
 	t.parts = make([]*partition, len(t.replicas))
 	var errs []error
+	var err error
 	for p := range t.replicas {
 		if t.leaders[p] != b.cfg.BrokerID {
 			continue
 		}
-		if part := old.partition(int32(p)); part != nil {
+		part := old.partition(int32(p))
+		if part != nil {
 			part.cfg.Store(t.cfg)
-			t.parts[p] = part
-			continue
-		}
-		part, err := b.openLocalPartition(t, int32(p))
-		if err != nil {
+		} else if part, err = b.openLocalPartition(t, int32(p)); err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		if err := part.becomeLeader(t.leaderEpochs[p]); err != nil {
+			errs = append(errs, fmt.Errorf("%s-%d: leader epoch %d: %w", t.name, p, t.leaderEpochs[p], err))
 		}
 		t.parts[p] = part
 	}

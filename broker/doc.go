@@ -21,7 +21,8 @@
 //	server.go       Broker, New/Serve/Shutdown, tracked goroutines
 //	conn.go         the per-connection reader and writer, sendfile
 //	request_budget.go  the broker-wide bound on request buffers (queued.max.request.bytes)
-//	partition.go    a partition: segment log, serialized appends, fetch waiters
+//	partition.go    a partition: segment log, serialized appends, fetch waiters, leader epoch
+//	replica/        package replica: the leader epoch cache (leader-epoch-checkpoint)
 //	producers.go    idempotent producer sequence tracking
 //	cluster.go      the metadata cache, loading topics from ZooKeeper
 //	controller.go   registration, the watches that feed the controller's loop
@@ -84,8 +85,13 @@
 //   - Appends to a partition are serialized by partition.mu; validation
 //     (CRC, decompression) runs before it, on the reader goroutine.
 //   - The batch bytes appended are the producer's bytes; only base offset,
-//     partition leader epoch (0) and, for LogAppendTime topics, max
+//     partition leader epoch (the state znode's leader_epoch this broker
+//     leads in, recorded in leader-epoch-checkpoint by broker/replica when
+//     it becomes leader) and, for LogAppendTime topics, max
 //     timestamp + attributes + CRC are rewritten in place.
+//   - current_leader_epoch in Fetch, ListOffsets and OffsetForLeaderEpoch
+//     below the partition's is FENCED_LEADER_EPOCH, above it
+//     UNKNOWN_LEADER_EPOCH.
 //   - High watermark = last stable offset = log end offset: one replica,
 //     no transactions. acks=1 and acks=-1 are the same; fsync follows
 //     flush.messages / flush.ms (log.flush.interval.*), as in Kafka.

@@ -7,7 +7,10 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
 )
 
@@ -105,6 +108,7 @@ func TestLeaderFailoverByController(t *testing.T) {
 		t.Fatalf("leader epoch %d after return, want above %d", s.LeaderEpoch, s0.LeaderEpoch+1)
 	}
 	consumeOne(t, cl, p2, "before")
+	checkEpochs(t, b2, p2, s0.LeaderEpoch, s.LeaderEpoch)
 
 	// The controller goes: broker 2 takes control (controller_epoch 2).
 	// As Kafka's new controller, it leaves the state of a partition it
@@ -158,5 +162,67 @@ func consumeOne(t *testing.T, cl *kafkaenv.Cluster, p int, value string) {
 			c.Close()
 			return
 		}
+	}
+}
+
+// checkEpochs asks the leader of f-p, now in leader epoch cur (old
+// before), what clients ask after a leader change: ListOffsets names the
+// current epoch; OffsetForLeaderEpoch with the current epoch answers it
+// and the log end, for the old epoch where the next one starts (1: one
+// record was written in the old epoch); a Fetch with the old epoch is
+// FENCED_LEADER_EPOCH.
+func checkEpochs(t *testing.T, leader *env, p int, old, cur int32) {
+	t.Helper()
+	c := leader.Client()
+	ctx := ctxT(t)
+	lo := kmsg.NewPtrListOffsetsRequest()
+	lt := kmsg.NewListOffsetsRequestTopic()
+	lt.Topic = "f"
+	lp := kmsg.NewListOffsetsRequestTopicPartition()
+	lp.Partition, lp.Timestamp, lp.CurrentLeaderEpoch = int32(p), -1, cur
+	lt.Partitions = append(lt.Partitions, lp)
+	lo.Topics = append(lo.Topics, lt)
+	lr, err := lo.RequestWith(ctx, c)
+	if err != nil || lr.Topics[0].Partitions[0].ErrorCode != 0 || lr.Topics[0].Partitions[0].LeaderEpoch != cur {
+		t.Fatalf("ListOffsets in epoch %d: %+v %v", cur, lr, err)
+	}
+	for _, tc := range []struct {
+		requested  int32
+		wantEpoch  int32
+		wantOffset int64
+	}{{cur, cur, 1}, {old, old, 1}} {
+		oe := kmsg.NewPtrOffsetForLeaderEpochRequest()
+		oe.ReplicaID = -1
+		ot := kmsg.NewOffsetForLeaderEpochRequestTopic()
+		ot.Topic = "f"
+		op := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+		op.Partition, op.CurrentLeaderEpoch, op.LeaderEpoch = int32(p), cur, tc.requested
+		ot.Partitions = append(ot.Partitions, op)
+		oe.Topics = append(oe.Topics, ot)
+		or, err := oe.RequestWith(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := or.Topics[0].Partitions[0]
+		if got.ErrorCode != 0 || got.LeaderEpoch != tc.wantEpoch || got.EndOffset != tc.wantOffset {
+			t.Fatalf("OffsetForLeaderEpoch(epoch %d, current %d): %+v, want epoch %d end %d", tc.requested, cur, got, tc.wantEpoch, tc.wantOffset)
+		}
+	}
+	fr := kmsg.NewPtrFetchRequest()
+	fr.ReplicaID, fr.MaxWaitMillis, fr.MaxBytes = -1, 0, 1<<20
+	td, err := kadm.NewClient(c).ListTopics(ctx, "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic, ft.TopicID = "f", td["f"].ID
+	fp := kmsg.NewFetchRequestTopicPartition()
+	fp.Partition, fp.CurrentLeaderEpoch, fp.PartitionMaxBytes = int32(p), old, 1<<20
+	ft.Partitions = append(ft.Partitions, fp)
+	fr.Topics = append(fr.Topics, ft)
+	kr, err := c.Broker(int(leader.Config.BrokerID)).Request(ctx, fr) // kgo sends a bare Fetch to any broker
+	fres, _ := kr.(*kmsg.FetchResponse)
+	if err != nil || fres.Topics[0].Partitions[0].ErrorCode != kerr.FencedLeaderEpoch.Code {
+		t.Fatalf("Fetch with old epoch %d: %+v %v, want FENCED_LEADER_EPOCH", old, fres, err)
 	}
 }
