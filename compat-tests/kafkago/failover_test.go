@@ -226,3 +226,55 @@ func checkEpochs(t *testing.T, leader *env, p int, old, cur int32) {
 		t.Fatalf("Fetch with old epoch %d: %+v %v, want FENCED_LEADER_EPOCH", old, fres, err)
 	}
 }
+
+// TestClusterMetadataAfterBrokerLoss: three brokers, RF 3. Metadata from
+// any broker lists the three brokers and each partition's three replicas;
+// after broker 3 stops it lists two brokers, broker 3 among every
+// partition's offline replicas, and the partition broker 3 led without a
+// leader (its ISR, broker 3 alone while followers do not replicate, keeps
+// it) at the next leader epoch.
+func TestClusterMetadataAfterBrokerLoss(t *testing.T) {
+	cl := kafkaenv.StartCluster(t, 3)
+	adm := kadm.NewClient(cl.Broker(1).Client(kgo.SeedBrokers(cl.Seeds()...)))
+	ctx := ctxT(t)
+	if r, err := adm.CreateTopic(ctx, 3, 3, nil, "m"); err != nil || r.Err != nil {
+		t.Fatalf("create: %v %v", err, r.Err)
+	}
+	var ledBy3 int32 = -1
+	for deadline := time.Now().Add(20 * time.Second); ledBy3 < 0; time.Sleep(20 * time.Millisecond) {
+		td, err := adm.ListTopics(ctx, "m")
+		if err == nil && len(td["m"].Partitions) == 3 {
+			for _, p := range td["m"].Partitions {
+				if len(p.Replicas) != 3 {
+					t.Fatalf("partition %d replicas %v, want 3", p.Partition, p.Replicas)
+				}
+				if p.Leader == 3 {
+					ledBy3 = p.Partition
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no partition led by broker 3: %+v %v", td["m"].Partitions, err)
+		}
+	}
+	cl.Broker(3).Stop()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		bs, err1 := adm.ListBrokers(ctx)
+		td, err2 := adm.ListTopics(ctx, "m")
+		ok := err1 == nil && err2 == nil && len(bs) == 2 && len(td["m"].Partitions) == 3
+		if ok {
+			for _, p := range td["m"].Partitions {
+				ok = ok && len(p.OfflineReplicas) == 1 && p.OfflineReplicas[0] == 3
+				if p.Partition == ledBy3 {
+					ok = ok && p.Leader == -1 && p.LeaderEpoch == 1 && len(p.ISR) == 1 && p.ISR[0] == 3
+				}
+			}
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after broker 3 stopped: brokers %v (%v), partitions %+v (%v)", bs, err1, td["m"].Partitions, err2)
+		}
+	}
+}
