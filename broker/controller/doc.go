@@ -65,5 +65,8 @@
 // followers do not replicate, so Config.ISRIsLive is false in the broker
 // and a new partition's ISR is its leader alone. AlterPartition,
 // ControlledShutdown, StopReplica, and preferred-leader election are not
-// implemented.
+// implemented. Each /brokers/topics change re-reads every topic (Kafka's
+// controller reads only the new ones), and a new topic's states are
+// written by the controller broker's CreateTopics in the topic's own multi
+// (fenced the same way), not by the loop.
 package controller
