@@ -119,7 +119,8 @@
 // /controller_epoch, /latest_producer_id_block, and Kafka's other
 // top-level paths. zookeeper.connect may carry a chroot, which is
 // created if missing. Every broker watches /brokers/ids, /brokers/topics
-// (topics created by other brokers or tools are opened) and /controller;
+// (topics created by other brokers or tools are opened), /controller and
+// the state znodes of the partitions it hosts a replica of (statewatch.go);
 // the controller also watches /admin/delete_topics.
 //
 // # Not implemented
