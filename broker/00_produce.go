@@ -27,7 +27,10 @@ import (
 //     epoch and (LogAppendTime topics) max timestamp + CRC are rewritten.
 //
 // acks: 0 (no response; on any error the connection is closed, as Kafka
-// does, so the client notices), 1 and -1 (the same with one replica).
+// does, so the client notices), 1 and -1 (the same while followers do not
+// replicate), except that acks=-1 gets NOT_ENOUGH_REPLICAS, before
+// anything is appended, when the partition's ISR (its state znode's) is
+// smaller than min.insync.replicas.
 // Transactional produce (a transactional id) is refused per partition with
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED: there is no transaction coordinator.
 // Not implemented: per-record errors (v8 record_errors), throttling.
@@ -121,6 +124,9 @@ func (c *conn) producePartition(req *kproto.ProduceRequest, t *topic, rp *kproto
 			return fail(invalid, "%v", err)
 		}
 		return fail(kproto.CodeCorruptMessage, "%v", err)
+	}
+	if min := c.b.minInsyncReplicas(t); req.Acks == -1 && len(t.isr[rp.Partition]) < min {
+		return fail(kproto.CodeNotEnoughReplicas, "The size of the current ISR %v is insufficient to satisfy the min.isr requirement of %d for partition %s-%d", t.isr[rp.Partition], min, t.name, rp.Partition)
 	}
 	if part.cfg.Load().compaction.compact {
 		var keyless bool

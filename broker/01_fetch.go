@@ -130,6 +130,10 @@ func (c *conn) fetchPartition(req *kproto.FetchRequest, t *topic, rp *kproto.Fet
 		r.ErrorCode = kproto.CodeNotLeaderOrFollower
 		return
 	}
+	if code := part.checkLeaderEpoch(rp.CurrentLeaderEpoch); code != kproto.CodeNone {
+		r.ErrorCode = code
+		return
+	}
 	fp.part = part
 	hw, start := part.highWatermark(), part.log.StartOffset()
 	fp.hw = hw

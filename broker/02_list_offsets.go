@@ -55,7 +55,11 @@ func (c *conn) listOffset(req *kproto.ListOffsetsRequest, t *topic, rp *kproto.L
 		out.ErrorCode = kproto.CodeNotLeaderOrFollower
 		return out
 	}
-	out.LeaderEpoch = 0
+	if code := part.checkLeaderEpoch(rp.CurrentLeaderEpoch); code != kproto.CodeNone {
+		out.ErrorCode = code
+		return out
+	}
+	out.LeaderEpoch = part.leaderEpoch.Load()
 	var err error
 	switch rp.Timestamp {
 	case -1:

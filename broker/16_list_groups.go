@@ -20,7 +20,7 @@ func init() { regKey(kproto.KeyListGroups, 0, 5, groupHandler(handleListGroups))
 func handleListGroups(r groupRequest, req *kmsg.ListGroupsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
 	co := r.c.b.groups
-	names, err := co.b.zk.children("/consumers")
+	names, err := co.b.zk.Children("/consumers")
 	if err != nil {
 		resp.ErrorCode = ec(kproto.CodeCoordinatorNotAvailable)
 		return resp

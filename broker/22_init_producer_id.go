@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/broker/zkmeta"
 	"github.com/zkafka/zkafka/kproto"
 )
 
@@ -73,13 +74,13 @@ func (b *Broker) nextProducerID() (int64, error) {
 // reserveProducerIDBlock claims the next block in ZooKeeper.
 func (b *Broker) reserveProducerIDBlock() (int64, error) {
 	for attempt := 0; attempt < 10; attempt++ {
-		data, st, err := b.zk.get("/latest_producer_id_block")
+		data, st, err := b.zk.Get("/latest_producer_id_block")
 		if err != nil {
 			return -1, err
 		}
 		start := int64(0)
 		if len(data) > 0 {
-			var z producerIDBlockZNode
+			var z zkmeta.ProducerIDBlockZNode
 			if err := json.Unmarshal(data, &z); err != nil {
 				return -1, err
 			}
@@ -89,9 +90,9 @@ func (b *Broker) reserveProducerIDBlock() (int64, error) {
 			}
 			start = end + 1
 		}
-		z := producerIDBlockZNode{Version: 1, Broker: b.cfg.BrokerID,
+		z := zkmeta.ProducerIDBlockZNode{Version: 1, Broker: b.cfg.BrokerID,
 			BlockStart: strconv.FormatInt(start, 10), BlockEnd: strconv.FormatInt(start+producerIDBlockSize-1, 10)}
-		_, err = b.zk.set("/latest_producer_id_block", mustJSON(z), st.Version)
+		_, err = b.zk.Set("/latest_producer_id_block", zkmeta.MustJSON(z), st.Version)
 		if errors.Is(err, zk.ErrBadVersion) {
 			continue
 		}

@@ -7,13 +7,13 @@ import (
 
 // OffsetForLeaderEpoch (key 23), v0-4, via kmsg.
 //
-// zkafka partitions have a single leader epoch, 0, for their whole
-// history. So for a requested epoch of 0 (or any epoch >= 0 that the
-// client saw: there is no other) the end offset is the log end offset and
-// the leader epoch 0; a current_leader_epoch (v2+) other than 0 or -1 gets
-// FENCED_LEADER_EPOCH (below) or UNKNOWN_LEADER_EPOCH (above). Consumers
-// use this after a leader change to detect truncation; here there is never
-// any. Errors: UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER.
+// The answer comes from the partition's leader epoch cache
+// (leader-epoch-checkpoint, broker/replica): the largest epoch at or
+// below the requested one and where the next one starts (the log end for
+// the current epoch), or UNDEFINED (-1, -1). A current_leader_epoch (v2+)
+// below the partition's gets FENCED_LEADER_EPOCH, above it
+// UNKNOWN_LEADER_EPOCH. Consumers use this after a leader change to
+// detect truncation. Errors: UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER.
 
 func init() { regKey(kproto.KeyOffsetForLeaderEpoch, 0, 4, kmsgHandler(handleOffsetForLeaderEpoch)) }
 
@@ -32,14 +32,11 @@ func handleOffsetForLeaderEpoch(c *conn, req *kmsg.OffsetForLeaderEpochRequest) 
 				sp.ErrorCode = int16(kproto.CodeUnknownTopicOrPartition)
 			case part == nil:
 				sp.ErrorCode = int16(kproto.CodeNotLeaderOrFollower)
-			case rp.CurrentLeaderEpoch > 0:
-				sp.ErrorCode = int16(kproto.CodeUnknownLeaderEpoch)
-			case rp.CurrentLeaderEpoch < -1:
-				sp.ErrorCode = int16(kproto.CodeFencedLeaderEpoch)
-			case rp.LeaderEpoch < 0:
-				// An epoch before any leader: Kafka answers UNDEFINED (-1, -1).
+			case part.checkLeaderEpoch(rp.CurrentLeaderEpoch) != kproto.CodeNone:
+				sp.ErrorCode = int16(part.checkLeaderEpoch(rp.CurrentLeaderEpoch))
 			default:
-				sp.LeaderEpoch, sp.EndOffset = 0, part.highWatermark()
+				// The log end here is the high watermark: one replica.
+				sp.LeaderEpoch, sp.EndOffset = part.epochs.EndOffsetFor(rp.LeaderEpoch, part.highWatermark())
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkafka/zkafka/broker/controller"
+	"github.com/zkafka/zkafka/broker/zkmeta"
 	"github.com/zkafka/zkafka/kproto"
 )
 
@@ -82,14 +84,14 @@ func (b *Broker) createTopic(spec topicSpec, validateOnly bool) (*topic, error) 
 	if err != nil || validateOnly {
 		return nil, err
 	}
-	id := newUUID()
+	id := zkmeta.NewUUID()
 	if err := b.writeNewTopic(spec.name, id, replicas, spec.configs); err != nil {
 		return nil, err
 	}
 	if err := b.reloadTopic(spec.name); err != nil {
 		return nil, err
 	}
-	b.log.Info("topic created", "topic", spec.name, "partitions", len(replicas), "topic_id", uuidString(id))
+	b.log.Info("topic created", "topic", spec.name, "partitions", len(replicas), "topic_id", zkmeta.UUIDString(id))
 	return b.cluster.topic(spec.name), nil
 }
 
@@ -134,16 +136,36 @@ func (b *Broker) planTopic(spec *topicSpec) ([][]int32, error) {
 	return assignReplicas(live, int(spec.partitions), int(spec.rf), 0), nil
 }
 
-// assignReplicas spreads partitions [first, first+n) round-robin over the
-// live brokers from a random start, as Kafka's rack-unaware assignment.
+// assignReplicas places partitions [first, first+n) on the live brokers
+// as Kafka's rack-unaware assignment does, from a random start and a
+// random follower shift (AdminUtils.assignReplicasToBrokersRackUnaware).
 func assignReplicas(live []brokerInfo, n, rf, first int) [][]int32 {
-	start := rand.IntN(len(live))
+	ids := make([]int32, len(live))
+	for i, b := range live {
+		ids[i] = b.id
+	}
+	return assignReplicasFrom(ids, n, rf, first, rand.IntN(len(ids)), rand.IntN(len(ids)))
+}
+
+// assignReplicasFrom is the assignment with a fixed start index and
+// follower shift: partition p's first replica is brokers[(p+start) % B];
+// its followers follow at 1 + (shift + j) % (B-1) places after it, and
+// the shift grows by one every B partitions, so that followers spread
+// out too.
+func assignReplicasFrom(brokers []int32, n, rf, first, start, shift int) [][]int32 {
+	nb := len(brokers)
 	out := make([][]int32, n)
 	for i := range out {
 		p := first + i
-		for r := 0; r < rf; r++ {
-			out[i] = append(out[i], live[(start+p+r)%len(live)].id)
+		if p > 0 && p%nb == 0 {
+			shift++
 		}
+		leader := (p + start) % nb
+		replicas := []int32{brokers[leader]}
+		for j := 0; j < rf-1; j++ {
+			replicas = append(replicas, brokers[(leader+1+(shift+j)%(nb-1))%nb])
+		}
+		out[i] = replicas
 	}
 	return out
 }
@@ -175,18 +197,20 @@ func (b *Broker) writeNewTopic(name string, id [16]byte, replicas [][]int32, con
 		configs = map[string]string{}
 	}
 	ops := []any{
-		&zk.CreateRequest{Path: topicConfigPath(name), Data: mustJSON(configZNode{Version: 1, Config: configs})},
-		&zk.CreateRequest{Path: topicPath(name), Data: encodeTopicZNode(id, replicas)},
+		&zk.CreateRequest{Path: zkmeta.TopicConfigPath(name), Data: zkmeta.MustJSON(zkmeta.ConfigZNode{Version: 1, Config: configs})},
+		&zk.CreateRequest{Path: zkmeta.TopicPath(name), Data: zkmeta.EncodeTopicZNode(id, replicas)},
 	}
 	if check, epoch, err := b.epochCheck(); err == nil {
 		ops = append([]any{check}, ops...)
-		ops = append(ops, &zk.CreateRequest{Path: partitionsPath(name)})
+		ops = append(ops, &zk.CreateRequest{Path: zkmeta.PartitionsPath(name)})
 		for p, r := range replicas {
-			ops = append(ops, &zk.CreateRequest{Path: partitionPath(name, p)},
-				&zk.CreateRequest{Path: statePath(name, p), Data: b.stateJSON(r, epoch)})
+			ops = append(ops, &zk.CreateRequest{Path: zkmeta.PartitionPath(name, p)})
+			if s, ok := controller.NewPartitionState(r, b.cluster.isLive, false, epoch); ok {
+				ops = append(ops, &zk.CreateRequest{Path: zkmeta.StatePath(name, p), Data: controller.StateZNode(s)})
+			}
 		}
 	}
-	err := b.zk.multi(ops...)
+	err := b.zk.Multi(ops...)
 	if errors.Is(err, zk.ErrNodeExists) {
 		return adminErr(kproto.CodeTopicAlreadyExists, "Topic '%s' already exists.", name)
 	}
@@ -202,7 +226,7 @@ func (b *Broker) deleteTopic(name string, timeout time.Duration) error {
 	if !b.cfg.DeleteTopicEnable {
 		return adminErr(73, "Topic deletion is disabled.") // TOPIC_DELETION_DISABLED
 	}
-	if err := b.zk.create(deleteTopicPath(name), nil, 0); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+	if err := b.zk.Create(zkmeta.DeleteTopicPath(name), nil, 0); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		return err
 	}
 	if err := b.deleteTopicZNodes(name); err == nil {
@@ -212,7 +236,7 @@ func (b *Broker) deleteTopic(name string, timeout time.Duration) error {
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		ok, _, ch, err := b.zk.conn.ExistsW(b.zk.path(topicPath(name)))
+		ok, _, ch, err := b.zk.Conn.ExistsW(b.zk.Path(zkmeta.TopicPath(name)))
 		if err != nil {
 			return err
 		}
@@ -260,14 +284,14 @@ func (b *Broker) createPartitions(name string, count int32, assignment [][]int32
 	if validateOnly {
 		return nil
 	}
-	_, st, err := b.zk.get(topicPath(name))
+	_, st, err := b.zk.Get(zkmeta.TopicPath(name))
 	if err != nil {
 		return err
 	}
 	all := append(append([][]int32(nil), t.replicas...), add...)
-	if _, err := b.zk.set(topicPath(name), encodeTopicZNode(t.id, all), st.Version); err != nil {
+	if _, err := b.zk.Set(zkmeta.TopicPath(name), zkmeta.EncodeTopicZNode(t.id, all), st.Version); err != nil {
 		return err
 	}
-	b.ensureStates(name)
+	b.ctl.TopicsChanged(b.done, []string{name})
 	return b.reloadTopic(name)
 }

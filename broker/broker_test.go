@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/broker/zkmeta"
 	"github.com/zkafka/zkafka/kproto"
 )
 
@@ -53,7 +54,7 @@ func newTestBroker(t testing.TB) (*Broker, *partition) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { part.close() })
-	tp := &topic{name: "t", id: newUUID(), replicas: [][]int32{{0}}, leaders: []int32{0}, leaderEpochs: []int32{0},
+	tp := &topic{name: "t", id: zkmeta.NewUUID(), replicas: [][]int32{{0}}, leaders: []int32{0}, leaderEpochs: []int32{0},
 		isr: [][]int32{{0}}, cfg: tc, parts: []*partition{part}}
 	b.cluster.topics["t"], b.cluster.byID[tp.id] = tp, tp
 	return b, part

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkafka/zkafka/broker/zkmeta"
 )
 
 // cluster is the broker's cache of the metadata in ZooKeeper. Readers take
@@ -127,9 +128,9 @@ func (t *topic) partition(p int32) *partition {
 // loadClusterID reads /cluster/id, creating it on first start.
 func (b *Broker) loadClusterID() (string, error) {
 	for {
-		data, _, err := b.zk.get("/cluster/id")
+		data, _, err := b.zk.Get("/cluster/id")
 		if err == nil {
-			var z clusterIDZNode
+			var z zkmeta.ClusterIDZNode
 			if err := json.Unmarshal(data, &z); err != nil || z.ID == "" {
 				return "", fmt.Errorf("bad /cluster/id %q", data)
 			}
@@ -138,8 +139,8 @@ func (b *Broker) loadClusterID() (string, error) {
 		if !errors.Is(err, zk.ErrNoNode) {
 			return "", err
 		}
-		z := clusterIDZNode{Version: "1", ID: uuidString(newUUID())}
-		if err := b.zk.create("/cluster/id", mustJSON(z), 0); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		z := zkmeta.ClusterIDZNode{Version: "1", ID: zkmeta.UUIDString(zkmeta.NewUUID())}
+		if err := b.zk.Create("/cluster/id", zkmeta.MustJSON(z), 0); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return "", err
 		}
 	}
@@ -147,7 +148,7 @@ func (b *Broker) loadClusterID() (string, error) {
 
 // loadAllTopics reads every topic under /brokers/topics and applies it.
 func (b *Broker) loadAllTopics() error {
-	names, err := b.zk.children("/brokers/topics")
+	names, err := b.zk.Children("/brokers/topics")
 	if err != nil {
 		return err
 	}
@@ -191,18 +192,18 @@ func (b *Broker) reloadTopic(name string) error {
 
 // readTopic reads a topic's assignment, partition states and config.
 func (b *Broker) readTopic(name string) (*topic, error) {
-	data, _, err := b.zk.get(topicPath(name))
+	data, _, err := b.zk.Get(zkmeta.TopicPath(name))
 	if err != nil {
 		return nil, err
 	}
-	id, replicas, err := decodeTopicZNode(data)
+	id, replicas, err := zkmeta.DecodeTopicZNode(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", topicPath(name), err)
+		return nil, fmt.Errorf("%s: %w", zkmeta.TopicPath(name), err)
 	}
 	if id == ([16]byte{}) {
 		// Written by a Kafka older than 2.8; Kafka's controller adds an id.
-		id = newUUID()
-		if _, err := b.zk.set(topicPath(name), encodeTopicZNode(id, replicas), -1); err != nil {
+		id = zkmeta.NewUUID()
+		if _, err := b.zk.Set(zkmeta.TopicPath(name), zkmeta.EncodeTopicZNode(id, replicas), -1); err != nil {
 			return nil, err
 		}
 	}
@@ -214,8 +215,8 @@ func (b *Broker) readTopic(name string) (*topic, error) {
 		t.isr = append(t.isr, isr)
 	}
 	t.overrides = map[string]string{}
-	if data, _, err := b.zk.get(topicConfigPath(name)); err == nil {
-		var z configZNode
+	if data, _, err := b.zk.Get(zkmeta.TopicConfigPath(name)); err == nil {
+		var z zkmeta.ConfigZNode
 		if json.Unmarshal(data, &z) == nil && z.Config != nil {
 			t.overrides = z.Config
 		}
@@ -229,8 +230,8 @@ func (b *Broker) readTopic(name string) (*topic, error) {
 // LEADER_NOT_AVAILABLE, as Kafka's brokers tell them until the controller's
 // LeaderAndIsr arrives, and nothing is opened before the state exists.
 func (b *Broker) readState(name string, p int, replicas []int32) (leader, epoch int32, isr []int32) {
-	data, _, err := b.zk.get(statePath(name, p))
-	var s partitionStateZNode
+	data, _, err := b.zk.Get(zkmeta.StatePath(name, p))
+	var s zkmeta.PartitionStateZNode
 	if err == nil && json.Unmarshal(data, &s) == nil {
 		return s.Leader, s.LeaderEpoch, s.ISR
 	}
@@ -249,19 +250,20 @@ func (b *Broker) applyTopic(t *topic) error {
 	}
 	t.parts = make([]*partition, len(t.replicas))
 	var errs []error
+	var err error
 	for p := range t.replicas {
 		if t.leaders[p] != b.cfg.BrokerID {
 			continue
 		}
-		if part := old.partition(int32(p)); part != nil {
+		part := old.partition(int32(p))
+		if part != nil {
 			part.cfg.Store(t.cfg)
-			t.parts[p] = part
-			continue
-		}
-		part, err := b.openLocalPartition(t, int32(p))
-		if err != nil {
+		} else if part, err = b.openLocalPartition(t, int32(p)); err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		if err := part.becomeLeader(t.leaderEpochs[p]); err != nil {
+			errs = append(errs, fmt.Errorf("%s-%d: leader epoch %d: %w", t.name, p, t.leaderEpochs[p], err))
 		}
 		t.parts[p] = part
 	}
@@ -269,6 +271,18 @@ func (b *Broker) applyTopic(t *topic) error {
 	b.cluster.topics[t.name] = t
 	b.cluster.byID[t.id] = t
 	b.cluster.mu.Unlock()
+	if old != nil {
+		// Partitions whose leadership moved elsewhere are closed; their
+		// data stays (the broker is still a replica).
+		for p, part := range old.parts {
+			if part != nil && t.partition(int32(p)) != part {
+				if err := part.close(); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+	}
+	b.watchStates(t)
 	return errors.Join(errs...)
 }
 
@@ -313,7 +327,7 @@ func (b *Broker) pickLogDir(name string, p int32) string {
 // partition.metadata is Kafka's per-partition file naming the topic id.
 func writePartitionMetadata(dir string, id [16]byte) error {
 	path := filepath.Join(dir, "partition.metadata")
-	want := "version: 0\ntopic_id: " + uuidString(id) + "\n"
+	want := "version: 0\ntopic_id: " + zkmeta.UUIDString(id) + "\n"
 	if cur, err := os.ReadFile(path); err == nil && string(cur) == want {
 		return nil
 	}
@@ -326,8 +340,8 @@ func checkPartitionMetadata(dir string, id [16]byte) error {
 		return nil // new, or written before partition.metadata existed
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "topic_id: "); ok && strings.TrimSpace(v) != uuidString(id) {
-			return fmt.Errorf("directory belongs to topic id %s, not %s", strings.TrimSpace(v), uuidString(id))
+		if v, ok := strings.CutPrefix(line, "topic_id: "); ok && strings.TrimSpace(v) != zkmeta.UUIDString(id) {
+			return fmt.Errorf("directory belongs to topic id %s, not %s", strings.TrimSpace(v), zkmeta.UUIDString(id))
 		}
 	}
 	return nil

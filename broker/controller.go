@@ -10,16 +10,16 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkafka/zkafka/broker/controller"
+	"github.com/zkafka/zkafka/broker/zkmeta"
 )
 
-// The controller, as in Kafka's ZooKeeper mode: the broker that creates the
-// ephemeral /controller wins, in one multi that also bumps
-// /controller_epoch at the version it read. While it holds /controller,
-// every write it makes as controller is a multi that first checks
-// /controller_epoch's version, so a deposed controller can never
-// overwrite its successor's writes. Its duties here: write the partition
-// state znodes of new topics and partitions, and carry out deletions
-// marked in /admin/delete_topics.
+// The broker's side of the controller (package broker/controller):
+// registration in /brokers/ids, the watches that feed the controller's
+// loop, and the broker's view of whether it is the controller, which
+// fences the controller writes made outside the loop (topic creation and
+// deletion). The decisions and the partition state writes are the
+// controller package's.
 
 type controllerState struct {
 	mu           sync.Mutex
@@ -59,6 +59,10 @@ func (b *Broker) startCluster(addr net.Addr) error {
 	}
 	close(b.registered)
 	b.refreshBrokers()
+	b.ctl = controller.New(controller.Config{ISRIsLive: false},
+		&controller.ZKStore{ZK: b.zk, BrokerID: b.cfg.BrokerID, UncleanDefault: storedDefault("unclean.leader.election.enable")(&b.cfg) == "true"},
+		b.statesChanged, b.controlChanged, b.log)
+	b.goTracked("controller", func() { b.ctl.Run(b.done) })
 	b.tryElect()
 	b.goTracked("zk-session", func() { b.sessionLoop(addr) })
 	b.goTracked("zk-controller", b.controllerLoop)
@@ -74,19 +78,19 @@ func (b *Broker) registerBroker(addr net.Addr) error {
 	if err != nil {
 		return err
 	}
-	z := brokerZNode{
+	z := zkmeta.BrokerZNode{
 		ListenerSecurityProtocolMap: map[string]string{"PLAINTEXT": "PLAINTEXT"},
 		Endpoints:                   []string{"PLAINTEXT://" + net.JoinHostPort(host, strconv.Itoa(port))},
-		JMXPort:                     -1, Host: host, Port: port, Timestamp: nowMillisString(), Version: 5,
+		JMXPort:                     -1, Host: host, Port: port, Timestamp: zkmeta.NowMillisString(), Version: 5,
 	}
 	deadline := time.Now().Add(2 * b.cfg.ZooKeeperSessionTimeout)
 	for {
-		err = b.zk.create(brokerPath(b.cfg.BrokerID), mustJSON(z), zk.FlagEphemeral)
+		err = b.zk.Create(zkmeta.BrokerPath(b.cfg.BrokerID), zkmeta.MustJSON(z), zk.FlagEphemeral)
 		if !errors.Is(err, zk.ErrNodeExists) {
 			break
 		}
-		ok, st, ch, existsErr := b.zk.conn.ExistsW(b.zk.path(brokerPath(b.cfg.BrokerID)))
-		if existsErr == nil && ok && st.EphemeralOwner == b.zk.conn.SessionID() {
+		ok, st, ch, existsErr := b.zk.Conn.ExistsW(b.zk.Path(zkmeta.BrokerPath(b.cfg.BrokerID)))
+		if existsErr == nil && ok && st.EphemeralOwner == b.zk.Conn.SessionID() {
 			// Created by an earlier attempt of this session whose reply
 			// was lost: ours (Kafka's checkedEphemeralCreate does the same).
 			err = nil
@@ -95,9 +99,9 @@ func (b *Broker) registerBroker(addr net.Addr) error {
 		// Left by our previous process (kill -9): it goes when that
 		// session expires. Another live broker with our id never goes.
 		if time.Now().After(deadline) {
-			return fmt.Errorf("broker.id %d is already registered in ZooKeeper (%s)", b.cfg.BrokerID, brokerPath(b.cfg.BrokerID))
+			return fmt.Errorf("broker.id %d is already registered in ZooKeeper (%s)", b.cfg.BrokerID, zkmeta.BrokerPath(b.cfg.BrokerID))
 		}
-		b.log.Warn("broker id still registered by an older session; waiting for it to expire", "path", brokerPath(b.cfg.BrokerID))
+		b.log.Warn("broker id still registered by an older session; waiting for it to expire", "path", zkmeta.BrokerPath(b.cfg.BrokerID))
 		if existsErr == nil && ok {
 			select {
 			case <-ch:
@@ -108,7 +112,7 @@ func (b *Broker) registerBroker(addr net.Addr) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("registering %s: %w", brokerPath(b.cfg.BrokerID), err)
+		return fmt.Errorf("registering %s: %w", zkmeta.BrokerPath(b.cfg.BrokerID), err)
 	}
 	b.log.Info("broker registered", "host", host, "port", port)
 	return nil
@@ -146,7 +150,7 @@ func (b *Broker) sessionLoop(addr net.Addr) {
 		select {
 		case <-b.done:
 			return
-		case ev, ok := <-b.zk.events:
+		case ev, ok := <-b.zk.Events:
 			if !ok {
 				return
 			}
@@ -155,6 +159,7 @@ func (b *Broker) sessionLoop(addr net.Addr) {
 				b.log.Warn("ZooKeeper session expired")
 				expired = true
 				b.ctrl.set(false, 0, 0)
+				b.ctl.Resign(b.done)
 			case zk.StateHasSession:
 				if expired {
 					expired = false
@@ -190,64 +195,57 @@ func (b *Broker) reregister(addr net.Addr) bool {
 
 // tryElect runs for controller once and records who won.
 func (b *Broker) tryElect() {
-	data, _, err := b.zk.get("/controller")
-	if err == nil {
+	b.ctl.TryElect(b.done)
+	if data, _, err := b.zk.Get("/controller"); err == nil {
 		b.noteController(data)
-		return
 	}
-	epoch, version, err := b.readControllerEpoch()
-	if err != nil {
-		b.log.Warn("reading /controller_epoch", "err", err)
-		return
-	}
-	z := controllerZNode{Version: 2, BrokerID: b.cfg.BrokerID, Timestamp: nowMillisString()}
-	err = b.zk.multi(
-		&zk.CreateRequest{Path: "/controller", Data: mustJSON(z), Flags: zk.FlagEphemeral},
-		&zk.SetDataRequest{Path: "/controller_epoch", Data: []byte(strconv.Itoa(int(epoch + 1))), Version: version},
-	)
-	if err != nil {
-		if !errors.Is(err, zk.ErrNodeExists) && !errors.Is(err, zk.ErrBadVersion) {
-			b.log.Warn("controller election", "err", err)
-		}
-		if data, _, err := b.zk.get("/controller"); err == nil {
-			b.noteController(data)
-		}
-		return
-	}
-	b.ctrl.set(true, epoch+1, version+1)
-	b.cluster.setController(b.cfg.BrokerID)
-	b.log.Info("this broker is the controller", "controller_epoch", epoch+1)
-	b.controllerCatchUp()
 }
 
-// readControllerEpoch reads /controller_epoch, creating it with 0 (Kafka's
-// initial epoch) if missing.
-func (b *Broker) readControllerEpoch() (int32, int32, error) {
-	for {
-		data, st, err := b.zk.get("/controller_epoch")
-		if err == nil {
-			n, err := strconv.Atoi(string(data))
-			if err != nil {
-				return 0, 0, fmt.Errorf("bad /controller_epoch %q", data)
-			}
-			return int32(n), st.Version, nil
+// controlChanged is told by the controller's loop when this broker
+// became the controller or stopped being it.
+func (b *Broker) controlChanged(active bool, epoch, epochZkVersion int32) {
+	b.ctrl.set(active, epoch, epochZkVersion)
+	if !active {
+		return
+	}
+	b.cluster.setController(b.cfg.BrokerID)
+	// Deletions left pending by the previous controller.
+	b.goTracked("controller-deletions", func() {
+		if names, err := b.zk.Children("/admin/delete_topics"); err == nil {
+			b.deleteTopics(names)
 		}
-		if !errors.Is(err, zk.ErrNoNode) {
-			return 0, 0, err
-		}
-		if err := b.zk.create("/controller_epoch", []byte("0"), 0); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			return 0, 0, err
+	})
+}
+
+// statesChanged is told by the controller's loop which partition states
+// it wrote: this broker applies them at once (the others see them through
+// their state watches, statewatch.go).
+func (b *Broker) statesChanged(ids []controller.PartitionID) {
+	for _, name := range topicNames(ids) {
+		if err := b.reloadTopic(name); err != nil {
+			b.log.Warn("reloading topic", "topic", name, "err", err)
 		}
 	}
+}
+
+func topicNames(ids []controller.PartitionID) []string {
+	var out []string
+	for _, id := range ids {
+		if len(out) == 0 || out[len(out)-1] != id.Topic {
+			out = append(out, id.Topic)
+		}
+	}
+	return out
 }
 
 func (b *Broker) noteController(data []byte) {
-	var z controllerZNode
+	var z zkmeta.ControllerZNode
 	if json.Unmarshal(data, &z) != nil {
 		return
 	}
-	if z.BrokerID != b.cfg.BrokerID {
+	if active, _, _ := b.ctrl.get(); active && z.BrokerID != b.cfg.BrokerID {
 		b.ctrl.set(false, 0, 0)
+		b.ctl.Resign(b.done)
 	}
 	b.cluster.setController(z.BrokerID)
 }
@@ -255,7 +253,7 @@ func (b *Broker) noteController(data []byte) {
 // controllerLoop watches /controller and runs again when it goes away.
 func (b *Broker) controllerLoop() {
 	for {
-		ok, _, ch, err := b.zk.conn.ExistsW(b.zk.path("/controller"))
+		ok, _, ch, err := b.zk.Conn.ExistsW(b.zk.Path("/controller"))
 		if err != nil {
 			if !b.sleep(time.Second) {
 				return
@@ -264,10 +262,15 @@ func (b *Broker) controllerLoop() {
 		}
 		if !ok {
 			b.cluster.setController(-1)
+			select {
+			case <-b.done:
+				return // tryElect returns at once after Shutdown began
+			default:
+			}
 			b.tryElect()
 			continue
 		}
-		if data, _, err := b.zk.get("/controller"); err == nil {
+		if data, _, err := b.zk.Get("/controller"); err == nil {
 			b.noteController(data)
 		}
 		select {
@@ -278,77 +281,11 @@ func (b *Broker) controllerLoop() {
 	}
 }
 
-// controllerCatchUp does what a new controller does with state it
-// inherited: states for topics that lack them, pending deletions.
-func (b *Broker) controllerCatchUp() {
-	for _, t := range b.cluster.allTopics() {
-		b.ensureStates(t.name)
-	}
-	if names, err := b.zk.children("/admin/delete_topics"); err == nil {
-		b.deleteTopics(names)
-	}
-}
-
-// ensureStates writes missing partition state znodes of a topic (as
-// controller): leader = the first live replica, epoch 0, ISR = [leader].
-func (b *Broker) ensureStates(name string) {
-	check, epoch, err := b.epochCheck()
-	if err != nil {
-		return
-	}
-	data, _, err := b.zk.get(topicPath(name))
-	if err != nil {
-		return
-	}
-	_, replicas, err := decodeTopicZNode(data)
-	if err != nil {
-		return
-	}
-	ops := []any{check}
-	if ok, _ := b.zk.exists(partitionsPath(name)); !ok {
-		ops = append(ops, &zk.CreateRequest{Path: partitionsPath(name)})
-	}
-	for p, r := range replicas {
-		if ok, _ := b.zk.exists(statePath(name, p)); ok {
-			continue
-		}
-		if ok, _ := b.zk.exists(partitionPath(name, p)); !ok {
-			ops = append(ops, &zk.CreateRequest{Path: partitionPath(name, p)})
-		}
-		ops = append(ops, &zk.CreateRequest{Path: statePath(name, p), Data: b.stateJSON(r, epoch)})
-	}
-	if len(ops) == 1 {
-		return
-	}
-	if err := b.zk.multi(ops...); err != nil {
-		b.log.Warn("writing partition states", "topic", name, "err", err)
-		return
-	}
-	if err := b.reloadTopic(name); err != nil {
-		b.log.Warn("reloading topic", "topic", name, "err", err)
-	}
-}
-
-// stateJSON is a new partition's leader state.
-func (b *Broker) stateJSON(replicas []int32, controllerEpoch int32) []byte {
-	leader := int32(-1)
-	for _, r := range replicas {
-		if b.cluster.isLive(r) {
-			leader = r
-			break
-		}
-	}
-	isr := []int32{}
-	if leader >= 0 {
-		isr = []int32{leader}
-	}
-	return mustJSON(partitionStateZNode{ControllerEpoch: controllerEpoch, Leader: leader, Version: 1, LeaderEpoch: 0, ISR: isr})
-}
-
 // brokersLoop keeps the live broker list in sync with /brokers/ids.
 func (b *Broker) brokersLoop() {
 	for {
 		ch := b.refreshBrokers()
+		b.ctl.BrokersChanged(b.done)
 		if ch == nil {
 			if !b.sleep(time.Second) {
 				return
@@ -365,7 +302,7 @@ func (b *Broker) brokersLoop() {
 
 // refreshBrokers reads /brokers/ids and returns the children watch.
 func (b *Broker) refreshBrokers() <-chan zk.Event {
-	ids, ch, err := b.zk.childrenW("/brokers/ids")
+	ids, ch, err := b.zk.ChildrenW("/brokers/ids")
 	if err != nil {
 		return nil
 	}
@@ -375,8 +312,8 @@ func (b *Broker) refreshBrokers() <-chan zk.Event {
 		if err != nil {
 			continue
 		}
-		data, _, err := b.zk.get("/brokers/ids/" + s)
-		var z brokerZNode
+		data, _, err := b.zk.Get("/brokers/ids/" + s)
+		var z zkmeta.BrokerZNode
 		if err != nil || json.Unmarshal(data, &z) != nil {
 			continue
 		}
@@ -392,7 +329,7 @@ func (b *Broker) refreshBrokers() <-chan zk.Event {
 // controller, given partition states), deleted ones dropped.
 func (b *Broker) topicsLoop() {
 	for {
-		names, ch, err := b.zk.childrenW("/brokers/topics")
+		names, ch, err := b.zk.ChildrenW("/brokers/topics")
 		if err != nil {
 			if !b.sleep(time.Second) {
 				return
@@ -402,11 +339,7 @@ func (b *Broker) topicsLoop() {
 		if err := b.syncTopics(names); err != nil {
 			b.log.Warn("syncing topics from ZooKeeper", "err", err)
 		}
-		if active, _, _ := b.ctrl.get(); active {
-			for _, n := range names {
-				b.ensureStates(n)
-			}
-		}
+		b.ctl.TopicsChanged(b.done, nil)
 		select {
 		case <-ch:
 		case <-b.done:
@@ -419,7 +352,7 @@ func (b *Broker) topicsLoop() {
 // when this broker is the controller.
 func (b *Broker) deleteTopicsLoop() {
 	for {
-		names, ch, err := b.zk.childrenW("/admin/delete_topics")
+		names, ch, err := b.zk.ChildrenW("/admin/delete_topics")
 		if err != nil {
 			if !b.sleep(time.Second) {
 				return
@@ -455,11 +388,11 @@ func (b *Broker) deleteTopicZNodes(name string) error {
 	}
 	// Verify we are still controller before the (non-atomic) recursive
 	// delete; ZooKeeper has no recursive delete in one multi.
-	if err := b.zk.multi(check); err != nil {
+	if err := b.zk.Multi(check); err != nil {
 		return fmt.Errorf("controller epoch check: %w", err)
 	}
-	for _, p := range []string{topicPath(name), topicConfigPath(name), deleteTopicPath(name)} {
-		if err := b.zk.deleteRecursive(p); err != nil {
+	for _, p := range []string{zkmeta.TopicPath(name), zkmeta.TopicConfigPath(name), zkmeta.DeleteTopicPath(name)} {
+		if err := b.zk.DeleteRecursive(p); err != nil {
 			return err
 		}
 	}

@@ -21,12 +21,15 @@
 //	server.go       Broker, New/Serve/Shutdown, tracked goroutines
 //	conn.go         the per-connection reader and writer, sendfile
 //	request_budget.go  the broker-wide bound on request buffers (queued.max.request.bytes)
-//	partition.go    a partition: segment log, serialized appends, fetch waiters
+//	partition.go    a partition: segment log, serialized appends, fetch waiters, leader epoch
+//	replica/        package replica: the leader epoch cache (leader-epoch-checkpoint)
 //	producers.go    idempotent producer sequence tracking
 //	cluster.go      the metadata cache, loading topics from ZooKeeper
-//	controller.go   registration, controller election, ZooKeeper watches
+//	controller.go   registration, the watches that feed the controller's loop
+//	                (package broker/controller: elections, leaders, ISRs, fenced writes)
+//	statewatch.go   state znode watches: a broker learns of leadership changes
 //	admin.go        topic creation, deletion, partition growth
-//	zk.go           ZooKeeper client with chroot, znode JSON shapes
+//	zkmeta/         package zkmeta: the ZooKeeper session with chroot, znode paths and JSON shapes
 //	config.go       Config and server.properties; config_rules.go the rules of its values;
 //	                topicconfig.go per-topic configs
 //	group_*.go      the group coordinator: state machine, ZooKeeper store, expiry
@@ -87,8 +90,13 @@
 //   - Appends to a partition are serialized by partition.mu; validation
 //     (CRC, decompression) runs before it, on the reader goroutine.
 //   - The batch bytes appended are the producer's bytes; only base offset,
-//     partition leader epoch (0) and, for LogAppendTime topics, max
+//     partition leader epoch (the state znode's leader_epoch this broker
+//     leads in, recorded in leader-epoch-checkpoint by broker/replica when
+//     it becomes leader) and, for LogAppendTime topics, max
 //     timestamp + attributes + CRC are rewritten in place.
+//   - current_leader_epoch in Fetch, ListOffsets and OffsetForLeaderEpoch
+//     below the partition's is FENCED_LEADER_EPOCH, above it
+//     UNKNOWN_LEADER_EPOCH.
 //   - High watermark = last stable offset = log end offset: one replica,
 //     no transactions. acks=1 and acks=-1 are the same; fsync follows
 //     flush.messages / flush.ms (log.flush.interval.*), as in Kafka.
@@ -100,26 +108,35 @@
 //   - Controller writes are ZooKeeper multis whose first op checks
 //     /controller_epoch's version (the one this broker set when it won
 //     /controller), so a deposed controller cannot overwrite its successor.
+//     The partition states are written by broker/controller's loop only,
+//     except a new topic's, which the controller's CreateTopics writes in
+//     the topic's own multi.
 //   - A partition is open on a broker iff its state znode names that
-//     broker as leader (the first replica until the controller writes it).
+//     broker as leader; a broker closes (without deleting) a partition
+//     whose leadership moved (statewatch.go re-reads the topic).
 //
 // # ZooKeeper layout
 //
-// Written as Apache Kafka does in ZooKeeper mode (JSON shapes in zk.go):
+// Written as Apache Kafka does in ZooKeeper mode (JSON shapes in zkmeta):
 // /cluster/id, /brokers/ids/{id} (ephemeral, version 5),
 // /brokers/topics/{t} (version 3, topic_id), /brokers/topics/{t}/partitions/{p}/state,
 // /config/topics/{t}, /admin/delete_topics/{t}, /controller (ephemeral),
 // /controller_epoch, /latest_producer_id_block, and Kafka's other
 // top-level paths. zookeeper.connect may carry a chroot, which is
 // created if missing. Every broker watches /brokers/ids, /brokers/topics
-// (topics created by other brokers or tools are opened) and /controller;
+// (topics created by other brokers or tools are opened), /controller and
+// the state znodes of the partitions it hosts a replica of (statewatch.go);
 // the controller also watches /admin/delete_topics.
 //
 // # Not implemented
 //
 // Replication (a replication factor above 1 is accepted when enough
 // brokers are live, but only the leader holds data and the ISR is the
-// leader), leader failover, transactions, fetch sessions, message format
+// leader, so the controller's failover can only move leadership back to
+// the same broker when it returns: a partition whose leader dies goes
+// offline, leader -1, as in Kafka without unclean election),
+// LeaderAndIsr/UpdateMetadata, transactions, fetch sessions
+// message format
 // down-conversion (magic 0/1 produce gets UNSUPPORTED_FOR_MESSAGE_FORMAT),
 // AlterConfigs and /config/changes notifications, SASL/TLS, quotas.
 package broker

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/broker/zkmeta"
 	"github.com/zkafka/zkafka/kproto"
 )
 
@@ -317,7 +318,7 @@ func sameProtocols(a, b []kmsg.JoinGroupRequestProtocol) bool {
 
 // newMemberID is Kafka's clientId-UUID (instanceId-UUID for static).
 func newMemberID(prefix string) string {
-	u := newUUID()
+	u := zkmeta.NewUUID()
 	return fmt.Sprintf("%s-%08x-%04x-%04x-%04x-%012x", prefix, binary.BigEndian.Uint32(u[0:4]),
 		binary.BigEndian.Uint16(u[4:6]), binary.BigEndian.Uint16(u[6:8]), binary.BigEndian.Uint16(u[8:10]), u[10:16])
 }

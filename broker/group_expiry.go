@@ -25,7 +25,7 @@ func (c *coordinator) expiryLoop() {
 
 // expireOffsets runs one expiry pass.
 func (c *coordinator) expireOffsets(now time.Time) {
-	names, err := c.b.zk.children("/consumers")
+	names, err := c.b.zk.Children("/consumers")
 	if err != nil {
 		if !errors.Is(err, zk.ErrConnectionClosed) {
 			c.b.log.Warn("offset expiry: listing groups", "err", err)
@@ -91,7 +91,7 @@ func (c *coordinator) expireGroup(g *group, now time.Time) {
 // cluster.applyMu held).
 func (c *coordinator) topicDeleted(topic string) {
 	c.b.goTracked("group-topic-deleted", func() {
-		names, err := c.b.zk.children("/consumers")
+		names, err := c.b.zk.Children("/consumers")
 		if err != nil {
 			return
 		}
@@ -119,7 +119,7 @@ func (c *coordinator) topicDeleted(topic string) {
 				continue
 			}
 			for _, p := range []string{offsetsTopicPath(name, topic), offsetMetaTopicPath(name, topic)} {
-				if err := c.b.zk.deleteRecursive(p); err != nil {
+				if err := c.b.zk.DeleteRecursive(p); err != nil {
 					c.b.log.Warn("dropping offsets of deleted topic", "path", p, "err", err)
 				}
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/broker/zkmeta"
 )
 
 // Group state in ZooKeeper, in the layout of DESIGN.md:
@@ -63,13 +64,13 @@ type memberIDZNode struct {
 // /consumers/{name} does not exist.
 func (c *coordinator) loadGroup(name string) (*group, error) {
 	z := c.b.zk
-	if ok, err := z.exists(groupPath(name)); err != nil || !ok {
+	if ok, err := z.Exists(groupPath(name)); err != nil || !ok {
 		return nil, err
 	}
 	g := c.newGroup(name)
 	g.znodes[groupPath(name)] = true
 	var newest time.Time
-	topics, err := z.children(groupPath(name) + "/offsets")
+	topics, err := z.Children(groupPath(name) + "/offsets")
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
 		return nil, err
 	}
@@ -77,7 +78,7 @@ func (c *coordinator) loadGroup(name string) (*group, error) {
 		g.znodes[groupPath(name)+"/offsets"] = true
 	}
 	for _, t := range topics {
-		parts, err := z.children(offsetsTopicPath(name, t))
+		parts, err := z.Children(offsetsTopicPath(name, t))
 		if errors.Is(err, zk.ErrNoNode) {
 			continue
 		} else if err != nil {
@@ -90,7 +91,7 @@ func (c *coordinator) loadGroup(name string) (*group, error) {
 				continue
 			}
 			tp := topicPartition{t, int32(p)}
-			data, st, err := z.get(offsetPath(name, tp))
+			data, st, err := z.Get(offsetPath(name, tp))
 			if errors.Is(err, zk.ErrNoNode) {
 				continue
 			} else if err != nil {
@@ -103,7 +104,7 @@ func (c *coordinator) loadGroup(name string) (*group, error) {
 			}
 			co := &committedOffset{offset: off, leaderEpoch: -1, commitTime: time.UnixMilli(st.Mtime), mzxid: st.Mzxid}
 			g.znodes[offsetPath(name, tp)] = true
-			if md, _, err := z.get(offsetMetaPath(name, tp)); err == nil {
+			if md, _, err := z.Get(offsetMetaPath(name, tp)); err == nil {
 				var m offsetMetaZNode
 				if json.Unmarshal(md, &m) == nil {
 					co.leaderEpoch, co.metadata, co.hasMeta = m.LeaderEpoch, m.Metadata, true
@@ -216,7 +217,7 @@ func (g *group) writeOffsetsNow(ws []offsetWrite) error {
 		ops, offIdx, optimistic := g.offsetOpsLocked(ws, now)
 		g.mu.Unlock()
 		var res []zk.MultiResponse
-		res, err = g.co.b.zk.conn.Multi(ops...)
+		res, err = g.co.b.zk.Conn.Multi(ops...)
 		if err == nil {
 			for _, r := range res {
 				if r.Error != nil {
@@ -255,17 +256,17 @@ func (g *group) offsetOpsLocked(ws []offsetWrite, now time.Time) (ops []any, off
 		if !g.znodes[p] {
 			g.znodes[p] = true
 			optimistic = append(optimistic, p)
-			ops = append(ops, &zk.CreateRequest{Path: z.path(p), Acl: openACL})
+			ops = append(ops, &zk.CreateRequest{Path: z.Path(p), Acl: zkmeta.OpenACL})
 		}
 	}
 	put := func(p string, data []byte) {
 		if g.znodes[p] {
-			ops = append(ops, &zk.SetDataRequest{Path: z.path(p), Data: data, Version: -1})
+			ops = append(ops, &zk.SetDataRequest{Path: z.Path(p), Data: data, Version: -1})
 			return
 		}
 		g.znodes[p] = true
 		optimistic = append(optimistic, p)
-		ops = append(ops, &zk.CreateRequest{Path: z.path(p), Data: data, Acl: openACL})
+		ops = append(ops, &zk.CreateRequest{Path: z.Path(p), Data: data, Acl: zkmeta.OpenACL})
 	}
 	ensure(groupPath(g.name))
 	ensure(groupPath(g.name) + "/offsets")
@@ -281,10 +282,10 @@ func (g *group) offsetOpsLocked(ws []offsetWrite, now time.Time) (ops []any, off
 		if w.withMeta() {
 			ensure(groupPath(g.name) + "/offset-metadata")
 			ensure(offsetMetaTopicPath(g.name, w.tp.topic))
-			put(mp, mustJSON(offsetMetaZNode{LeaderEpoch: w.leaderEpoch, Metadata: w.metadata, CommitTimestamp: now.UnixMilli()}))
+			put(mp, zkmeta.MustJSON(offsetMetaZNode{LeaderEpoch: w.leaderEpoch, Metadata: w.metadata, CommitTimestamp: now.UnixMilli()}))
 		} else if g.znodes[mp] {
 			delete(g.znodes, mp)
-			ops = append(ops, &zk.DeleteRequest{Path: z.path(mp), Version: -1})
+			ops = append(ops, &zk.DeleteRequest{Path: z.Path(mp), Version: -1})
 		}
 	}
 	return ops, offIdx, optimistic
@@ -318,7 +319,7 @@ func (g *group) refreshZNodes(ws []offsetWrite) {
 	}
 	exists := make(map[string]bool, len(paths))
 	for _, p := range paths {
-		ok, err := z.exists(p)
+		ok, err := z.Exists(p)
 		if err != nil {
 			return
 		}
@@ -343,13 +344,13 @@ func (g *group) deleteOffsets(tps []topicPartition) error {
 	for _, tp := range tps {
 		for _, p := range []string{offsetMetaPath(g.name, tp), offsetPath(g.name, tp)} {
 			if g.znodes[p] {
-				ops = append(ops, &zk.DeleteRequest{Path: z.path(p), Version: -1})
+				ops = append(ops, &zk.DeleteRequest{Path: z.Path(p), Version: -1})
 			}
 		}
 	}
 	g.mu.Unlock()
 	if len(ops) > 0 {
-		res, err := z.conn.Multi(ops...)
+		res, err := z.Conn.Multi(ops...)
 		if err == nil {
 			for _, r := range res {
 				if r.Error != nil && !errors.Is(r.Error, zk.ErrNoNode) {
@@ -361,7 +362,7 @@ func (g *group) deleteOffsets(tps []topicPartition) error {
 			// Fall back to one by one (a node deleted by someone else).
 			for _, op := range ops {
 				d := op.(*zk.DeleteRequest)
-				if err := z.conn.Delete(d.Path, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+				if err := z.Conn.Delete(d.Path, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
 					return err
 				}
 			}
@@ -379,7 +380,7 @@ func (g *group) deleteOffsets(tps []topicPartition) error {
 
 // deleteGroupZNodes removes /consumers/{group} and everything under it.
 func (c *coordinator) deleteGroupZNodes(name string) error {
-	return c.b.zk.deleteRecursive(groupPath(name))
+	return c.b.zk.DeleteRecursive(groupPath(name))
 }
 
 // mirror writes group membership (/ids) and partition ownership
@@ -426,7 +427,7 @@ func (m *mirror) markLocked(group string) {
 func (m *mirror) members(g *group) {
 	want := make(map[string][]byte, len(g.members))
 	for id, mem := range g.members {
-		z := memberIDZNode{Version: 1, Subscription: map[string]int{}, Pattern: "static", Timestamp: nowMillisString()}
+		z := memberIDZNode{Version: 1, Subscription: map[string]int{}, Pattern: "static", Timestamp: zkmeta.NowMillisString()}
 		if mem.protocolType == "consumer" && len(mem.protocols) > 0 {
 			var md kmsg.ConsumerMemberMetadata
 			if md.ReadFrom(mem.protocols[0].Metadata) == nil {
@@ -435,7 +436,7 @@ func (m *mirror) members(g *group) {
 				}
 			}
 		}
-		want[id] = mustJSON(z)
+		want[id] = zkmeta.MustJSON(z)
 	}
 	m.mu.Lock()
 	m.mu.ids[g.name] = want
@@ -506,7 +507,7 @@ func (m *mirror) syncIDs(group string, want map[string][]byte) {
 	base := groupPath(group) + "/ids"
 	for id := range has {
 		if _, ok := want[id]; !ok {
-			if err := z.conn.Delete(z.path(base+"/"+id), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			if err := z.Conn.Delete(z.Path(base+"/"+id), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
 				m.b.log.Warn("removing group member znode", "group", group, "member", id, "err", err)
 				continue
 			}
@@ -542,7 +543,7 @@ func (m *mirror) syncOwners(group string, want map[topicPartition]string) {
 	for tp, owner := range has {
 		if w, ok := want[tp]; !ok || w != owner {
 			p := groupPath(group) + "/owners/" + tp.topic + "/" + strconv.Itoa(int(tp.partition))
-			if err := z.conn.Delete(z.path(p), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			if err := z.Conn.Delete(z.Path(p), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
 				m.b.log.Warn("removing partition owner znode", "path", p, "err", err)
 				continue
 			}
@@ -581,7 +582,7 @@ func (m *mirror) createEphemeral(base, name string, data []byte) error {
 	z := m.b.zk
 	p := base + "/" + name
 	for attempt := 0; attempt < 3; attempt++ {
-		err := z.create(p, data, zk.FlagEphemeral)
+		err := z.Create(p, data, zk.FlagEphemeral)
 		switch {
 		case err == nil:
 			return nil
@@ -590,7 +591,7 @@ func (m *mirror) createEphemeral(base, name string, data []byte) error {
 				return err
 			}
 		case errors.Is(err, zk.ErrNodeExists):
-			if err := z.conn.Delete(z.path(p), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			if err := z.Conn.Delete(z.Path(p), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
 				return err
 			}
 		default:
@@ -605,7 +606,7 @@ func (m *mirror) ensurePath(p string) error {
 	z := m.b.zk
 	for i := 1; i <= len(p); i++ {
 		if i == len(p) || p[i] == '/' {
-			if err := z.create(p[:i], nil, 0); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			if err := z.Create(p[:i], nil, 0); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 				return err
 			}
 		}

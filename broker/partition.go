@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkafka/zkafka/broker/replica"
 	"github.com/zkafka/zkafka/kproto"
 	"github.com/zkafka/zkafka/store/segment"
 )
@@ -31,6 +32,11 @@ type partition struct {
 	// cfg is the topic's effective config; replaced when /config/topics
 	// changes (segment options only apply after a reopen).
 	cfg atomic.Pointer[topicConfig]
+	// epochs is the leader epoch cache (leader-epoch-checkpoint).
+	epochs *replica.EpochCache
+	// leaderEpoch is the epoch this broker leads the partition in (from
+	// the state znode), stamped into every appended batch. Set under mu.
+	leaderEpoch atomic.Int32
 
 	mu struct {
 		sync.Mutex
@@ -51,7 +57,12 @@ func openPartition(dir, topic string, index int32, cfg *topicConfig, log *slog.L
 	if err != nil {
 		return nil, err
 	}
-	p := &partition{topic: topic, index: index, dir: dir, log: l}
+	epochs, err := replica.OpenEpochCache(dir)
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	p := &partition{topic: topic, index: index, dir: dir, log: l, epochs: epochs}
 	p.cfg.Store(cfg)
 	p.mu.producers = map[int64]*producerState{}
 	if err := p.loadProducers(); err != nil {
@@ -92,6 +103,33 @@ func (p *partition) loadProducers() error {
 	return nil
 }
 
+// becomeLeader records that this broker leads the partition in epoch
+// (Kafka's Partition.makeLeader): the epoch starts at the log end offset
+// in the epoch cache, and later batches carry it.
+func (p *partition) becomeLeader(epoch int32) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if epoch <= p.leaderEpoch.Load() && p.epochs.Latest() >= epoch {
+		return nil
+	}
+	p.leaderEpoch.Store(epoch)
+	return p.epochs.Assign(epoch, p.log.NextOffset())
+}
+
+// checkLeaderEpoch checks a request's current_leader_epoch (-1: none)
+// against the partition's, as Kafka's Partition does for Fetch,
+// ListOffsets and OffsetForLeaderEpoch.
+func (p *partition) checkLeaderEpoch(current int32) kproto.ErrorCode {
+	switch le := p.leaderEpoch.Load(); {
+	case current == -1 || current == le:
+		return kproto.CodeNone
+	case current < le:
+		return kproto.CodeFencedLeaderEpoch
+	default:
+		return kproto.CodeUnknownLeaderEpoch
+	}
+}
+
 // appendResult is the outcome of one produced batch.
 type appendResult struct {
 	code          kproto.ErrorCode
@@ -109,13 +147,13 @@ type appendResult struct {
 func (p *partition) appendBatch(b kproto.Batch, now time.Time) appendResult {
 	cfg := p.cfg.Load()
 	res := appendResult{logAppendTime: -1}
-	b.SetPartitionLeaderEpoch(0) // not covered by the CRC
 	if cfg.logAppendTime {
 		res.logAppendTime = now.UnixMilli()
 		b.SetMaxTimestampAndType(res.logAppendTime, true)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	b.SetPartitionLeaderEpoch(p.leaderEpoch.Load()) // not covered by the CRC; under mu, so no batch of an epoch follows the next one's start
 	if dup, code := p.checkProducerLocked(b); code != kproto.CodeNone || dup != nil {
 		if dup != nil {
 			res.baseOffset = dup.firstOffset

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkafka/zkafka/broker/controller"
+	"github.com/zkafka/zkafka/broker/zkmeta"
 	"github.com/zkafka/zkafka/internal/accept"
 	"github.com/zkafka/zkafka/internal/obshttp"
 	"github.com/zkafka/zkafka/internal/tracked"
@@ -23,7 +25,7 @@ var ErrServerClosed = errors.New("broker: server closed")
 type Broker struct {
 	cfg Config
 	log *slog.Logger
-	zk  *zkClient
+	zk  *zkmeta.Client
 
 	clusterID string
 	// now is the clock for LogAppendTime and retention; tests replace it.
@@ -32,8 +34,12 @@ type Broker struct {
 	// cluster is the metadata cache: topics, brokers, controller.
 	cluster cluster
 
-	// ctrl is the controller state, when this broker is the controller.
+	// ctrl is whether this broker is the controller, with the epoch and
+	// /controller_epoch version that fence its writes (set by ctl's loop).
 	ctrl controllerState
+	// ctl is the controller's loop (package broker/controller), started
+	// with the cluster by the first Serve.
+	ctl *controller.Controller
 
 	// pids hands out producer ids from blocks reserved in ZooKeeper.
 	pids producerIDs
@@ -50,6 +56,11 @@ type Broker struct {
 	metricsSrv *obshttp.Server
 	// cleaner is the log cleaner of compacted topics (cleaner.go).
 	cleaner *logCleaner
+	// stateWatches are the state znodes this broker watches (statewatch.go).
+	stateWatches struct {
+		sync.Mutex
+		m map[stateWatchKey]bool
+	}
 
 	registerOnce sync.Once
 	registered   chan struct{} // closed once /brokers/ids/{id} exists
@@ -95,13 +106,13 @@ func New(cfg Config, log *slog.Logger) (*Broker, error) {
 	b.cluster.init()
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.ZooKeeperSessionTimeout)
 	defer cancel()
-	zkc, err := dialZK(ctx, cfg.ZooKeeperConnect, cfg.ZooKeeperSessionTimeout, b.log)
+	zkc, err := zkmeta.Dial(ctx, cfg.ZooKeeperConnect, cfg.ZooKeeperSessionTimeout, b.log)
 	if err != nil {
 		return nil, err
 	}
 	b.zk = zkc
 	if err := b.bootstrap(); err != nil {
-		zkc.close()
+		zkc.Close()
 		b.closePartitions()
 		return nil, err
 	}
@@ -119,8 +130,8 @@ func New(cfg Config, log *slog.Logger) (*Broker, error) {
 
 // bootstrap prepares ZooKeeper and loads the cluster metadata.
 func (b *Broker) bootstrap() error {
-	for _, p := range kafkaPersistentPaths {
-		if err := b.zk.ensurePersistent(p); err != nil {
+	for _, p := range zkmeta.PersistentPaths {
+		if err := b.zk.EnsurePersistent(p); err != nil {
 			return err
 		}
 	}
@@ -216,7 +227,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	}
 	b.groups.stop()
 	b.closePartitions()
-	b.zk.close()
+	b.zk.Close()
 	return errors.Join(err, b.stopMetrics(ctx))
 }
 

@@ -24,20 +24,23 @@ import (
 func runCommand() *cobra.Command {
 	var lf logFlags
 	var dataDir, zkAddr, kafkaAddr string
+	var brokers int
 	cmd := &cobra.Command{
 		Use:   "run [flags]",
 		Short: "start ZooKeeper and one Kafka broker in one process, no configuration needed",
 		Long: `Starts a standalone ZooKeeper server on 127.0.0.1:2181 and one Kafka broker on
 127.0.0.1:9092 in one process, with data under ./zkafka-data. No configuration
-is needed.`,
+is needed. With --brokers N, N brokers (broker.id 0..N-1) form a cluster on
+ports 9092, 9093, ..., each with its own data directory (kafka-<id>).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return exitWith(cmdRun(lf.logger(cmd.ErrOrStderr()), cmd.ErrOrStderr(), dataDir, zkAddr, kafkaAddr))
+			return exitWith(cmdRun(lf.logger(cmd.ErrOrStderr()), cmd.ErrOrStderr(), dataDir, zkAddr, kafkaAddr, brokers))
 		},
 	}
 	cmd.Flags().StringVar(&dataDir, "data", "zkafka-data", "data directory")
 	cmd.Flags().StringVar(&zkAddr, "zookeeper-addr", "127.0.0.1:2181", "ZooKeeper client address")
-	cmd.Flags().StringVar(&kafkaAddr, "kafka-addr", "127.0.0.1:9092", "Kafka listener address")
+	cmd.Flags().StringVar(&kafkaAddr, "kafka-addr", "127.0.0.1:9092", "Kafka listener address (of broker 0; broker i listens on its port + i)")
+	cmd.Flags().IntVar(&brokers, "brokers", 1, "number of Kafka brokers")
 	lf.register(cmd.Flags())
 	return cmd
 }
@@ -94,14 +97,18 @@ func oneArg(what string) cobra.PositionalArgs {
 	}
 }
 
-func cmdRun(log *slog.Logger, stderr io.Writer, dataDir, zkAddr, kafkaAddr string) int {
+func cmdRun(log *slog.Logger, stderr io.Writer, dataDir, zkAddr, kafkaAddr string, brokers int) int {
 	cfg := quorum.DefaultConfig(filepath.Join(dataDir, "zookeeper"))
 	host, port, err := splitHostPort(zkAddr)
 	if err != nil {
 		return configError(stderr, fmt.Errorf("-zookeeper-addr=%s: %v", zkAddr, err))
 	}
-	if _, _, err := splitHostPort(kafkaAddr); err != nil {
+	kafkaHost, kafkaPort, err := splitHostPort(kafkaAddr)
+	if err != nil {
 		return configError(stderr, fmt.Errorf("-kafka-addr=%s: %v", kafkaAddr, err))
+	}
+	if brokers < 1 || kafkaPort != 0 && kafkaPort+brokers-1 > 65535 {
+		return configError(stderr, fmt.Errorf("-brokers=%d: must be at least 1, with ports up to 65535", brokers))
 	}
 	cfg.ClientPortAddress, cfg.ClientPort = host, port
 	cfg.FourLetterWords = map[string]bool{"srvr": true, "ruok": true, "mntr": true, "stat": true}
@@ -110,19 +117,42 @@ func cmdRun(log *slog.Logger, stderr io.Writer, dataDir, zkAddr, kafkaAddr strin
 		log.Error("zookeeper did not start", "err", err)
 		return 1
 	}
-	bcfg := broker.DefaultConfig(filepath.Join(dataDir, "kafka"))
-	bcfg.ZooKeeperConnect = zk.Addr().String()
-	bcfg.Listeners = []string{"PLAINTEXT://" + kafkaAddr}
-	b, failed := startBroker(bcfg, log.With("server", "kafka"))
-	if b == nil {
-		shutdown(log, zk)
+	servers := []interface{ Shutdown(context.Context) error }{zk} // shut down in reverse
+	failures := []<-chan error{zk.Failed()}
+	for id := 0; id < brokers; id++ {
+		dir, port := "kafka", kafkaPort
+		if brokers > 1 {
+			dir = "kafka-" + strconv.Itoa(id)
+			if port != 0 {
+				port += id
+			}
+		}
+		bcfg := broker.DefaultConfig(filepath.Join(dataDir, dir))
+		bcfg.BrokerID = int32(id)
+		bcfg.ZooKeeperConnect = zk.Addr().String()
+		bcfg.Listeners = []string{"PLAINTEXT://" + net.JoinHostPort(kafkaHost, strconv.Itoa(port))}
+		b, failed := startBroker(bcfg, log.With("server", "kafka"))
+		if b == nil {
+			shutdown(log, reversed(servers)...)
+			return 1
+		}
+		servers, failures = append(servers, b), append(failures, failed)
+	}
+	if !waitForSignalOr(log, failures...) {
+		shutdown(log, reversed(servers)...)
 		return 1
 	}
-	if !waitForSignalOr(log, failed, zk.Failed()) {
-		shutdown(log, b, zk)
-		return 1
+	return shutdown(log, reversed(servers)...)
+}
+
+// reversed returns s in reverse order (servers shut down in the reverse of
+// their start).
+func reversed[T any](s []T) []T {
+	out := make([]T, len(s))
+	for i, v := range s {
+		out[len(s)-1-i] = v
 	}
-	return shutdown(log, b, zk)
+	return out
 }
 
 // startBroker creates a broker and serves its first listener in the

@@ -14,6 +14,10 @@
 //		...
 //	}
 //
+// StartCluster starts n brokers (broker.id 1..n) on one chroot, each with
+// its own data directory, and waits until each sees all n in /brokers/ids;
+// Cluster.Seeds lists the running ones for kgo.SeedBrokers.
+//
 // Stopping a broker fails the test if it (or the quorum server) recovered
 // from a panic: a recovered panic closes only one connection and clients
 // retry, so a test would pass over it otherwise. Set ZKAFKA_TEST_LOG=1 to

@@ -32,6 +32,7 @@ type Option func(*options)
 
 type options struct {
 	chrootPrefix string
+	chroot       string // exact chroot (a cluster's brokers share one)
 	mods         []func(*broker.Config)
 }
 
@@ -58,6 +59,9 @@ func Start(t testing.TB, opts ...Option) *Env {
 		opt(&o)
 	}
 	e := &Env{T: t, Chroot: "/" + randName(o.chrootPrefix), Logs: new(Logs)}
+	if o.chroot != "" {
+		e.Chroot = o.chroot
+	}
 	e.Config = broker.DefaultConfig(t.TempDir())
 	e.Config.Listeners = []string{"PLAINTEXT://127.0.0.1:0"}
 	e.Config.ZooKeeperConnect = zkAddr + e.Chroot

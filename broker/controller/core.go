@@ -1,0 +1,120 @@
+package controller
+
+import (
+	"maps"
+	"slices"
+	"sort"
+)
+
+// PartitionID names a partition.
+type PartitionID struct {
+	Topic     string
+	Partition int32
+}
+
+// Partition is what the controller knows of one partition.
+type Partition struct {
+	Replicas []int32 // assignment order
+	State    LeaderAndISR
+	// HasState is false until the partition has a state znode (or one is
+	// being written by the current step).
+	HasState bool
+	// ZkVersion is the state znode's version, the CAS token of the next
+	// write; -1 when the state znode is still to be created.
+	ZkVersion int32
+	// Unclean is the topic's unclean.leader.election.enable.
+	Unclean bool
+}
+
+// StateWrite is one partition state the controller wants in ZooKeeper: a
+// create when ZkVersion is -1, else a set at ZkVersion.
+type StateWrite struct {
+	Partition PartitionID
+	State     LeaderAndISR
+	ZkVersion int32
+}
+
+// Effects is what one step asks of the loop, in order: the writes, in
+// one multi fenced by /controller_epoch's version; then telling the
+// brokers about the partitions whose state changed.
+type Effects struct {
+	Writes []StateWrite
+}
+
+// Config is the part of the broker's configuration the decisions use.
+type Config struct {
+	// ISRIsLive makes a new partition's ISR every live replica. It is
+	// false while followers do not replicate (the ISR is the leader), so
+	// that no election can pick a replica without the data.
+	ISRIsLive bool
+}
+
+// Core holds the controller's state and makes its decisions. It does no
+// IO and reads no clock: events in, effects out (Step). Not safe for
+// concurrent use: one goroutine, the loop's, owns it.
+type Core struct {
+	cfg    Config
+	active bool
+	// epoch and epochZkVersion are /controller_epoch's value and version
+	// after this broker's election. Invariant: meaningful iff active.
+	epoch, epochZkVersion int32
+	// live maps each registered broker to its epoch (the czxid of
+	// /brokers/ids/{id}).
+	live  map[int32]int64
+	parts map[PartitionID]*Partition
+}
+
+// NewCore returns an inactive controller.
+func NewCore(cfg Config) *Core {
+	return &Core{cfg: cfg, live: map[int32]int64{}, parts: map[PartitionID]*Partition{}}
+}
+
+// Active reports whether this broker is the controller, and its epoch and
+// the /controller_epoch version that fences its writes.
+func (c *Core) Active() (active bool, epoch, epochZkVersion int32) {
+	return c.active, c.epoch, c.epochZkVersion
+}
+
+// Partition returns a copy of what the controller knows of p.
+func (c *Core) Partition(p PartitionID) (Partition, bool) {
+	part, ok := c.parts[p]
+	if !ok {
+		return Partition{}, false
+	}
+	out := *part
+	out.Replicas = slices.Clone(part.Replicas)
+	out.State.ISR = slices.Clone(part.State.ISR)
+	return out, true
+}
+
+func (c *Core) isLive(id int32) bool { _, ok := c.live[id]; return ok }
+
+// write records that p should have state s, in eff (one write per
+// partition per step: a second decision of the same step replaces the
+// first and keeps its CAS version) and, provisionally, in Core, so that
+// later decisions of the step build on it. StatesWritten then records the
+// new versions; a write that fails makes the loop re-read the topics.
+func (c *Core) write(eff *Effects, id PartitionID, s LeaderAndISR) {
+	p := c.parts[id]
+	s.ControllerEpoch = c.epoch
+	s.ISR = slices.Clone(s.ISR)
+	if i := slices.IndexFunc(eff.Writes, func(w StateWrite) bool { return w.Partition == id }); i >= 0 {
+		eff.Writes[i].State = s
+	} else {
+		eff.Writes = append(eff.Writes, StateWrite{Partition: id, State: s, ZkVersion: p.ZkVersion})
+	}
+	p.State, p.HasState = s, true
+}
+
+// sortedIDs returns the partitions in a stable order, so that effects are
+// deterministic (tests compare them).
+func (c *Core) sortedIDs() []PartitionID {
+	ids := slices.Collect(maps.Keys(c.parts))
+	sort.Slice(ids, func(i, j int) bool {
+		if ids[i].Topic != ids[j].Topic {
+			return ids[i].Topic < ids[j].Topic
+		}
+		return ids[i].Partition < ids[j].Partition
+	})
+	return ids
+}

@@ -1,0 +1,72 @@
+// Package controller is the Kafka controller of ZooKeeper mode: the one
+// broker that decides every partition's leader and ISR and writes them to
+// ZooKeeper. It follows Apache Kafka 3.7's KafkaController and its
+// partition state machine (core/src/main/scala/kafka/controller), split
+// the way etcd's raft is: Core makes the decisions and does no IO (events
+// in, effects out, no clock); Controller is the loop that owns Core, reads
+// ZooKeeper for it and carries out its effects through a Store.
+//
+// # Usage
+//
+//	c := controller.New(cfg, &controller.ZKStore{ZK: zkc, BrokerID: id}, notify, onChange, log)
+//	go c.Run(done)
+//	c.TryElect(done)          // at start and whenever /controller vanishes
+//	c.BrokersChanged(done)    // the /brokers/ids watch fired
+//	c.TopicsChanged(done, ts) // the /brokers/topics watch fired (nil: all topics)
+//	c.Resign(done)            // session expired, or /controller names another broker
+//
+// # Election and fencing
+//
+// A broker becomes controller by one multi: create the ephemeral
+// /controller and set /controller_epoch to epoch+1 at the version it
+// read. Either op failing means another broker won. Every later write is
+// a multi whose first op checks /controller_epoch at the version the
+// election produced; when that check fails (ErrFenced) a newer controller
+// exists and this one resigns at once, having written nothing.
+//
+// # Partition states
+//
+//	          assignment created               leader's broker dies
+//	(none) ──────────────────────► online ───────────────────────────► online, new leader
+//	   │   some replica live:        │          (first live ISR member in assignment
+//	   │   leader = first live,      │           order; epoch+1; ISR = live members)
+//	   │   ISR = live replicas,      │
+//	   │   epoch 0                   │ no live ISR member (clean election)
+//	   └─ no replica live: stays     ▼
+//	                              offline: leader -1, epoch+1, ISR keeps its last member
+//	                                 │
+//	                                 │ an ISR member returns (or, with
+//	                                 │ unclean.leader.election.enable, any replica)
+//	                                 ▼
+//	                              online, epoch+1
+//
+// A broker that dies also leaves the ISR of the partitions it follows
+// (epoch+1), unless it is the last member. A broker that registers again
+// with a newer epoch (the czxid of /brokers/ids/{id}) bounced: it is
+// handled as a death followed by a start.
+//
+// # Invariants
+//
+//   - Only the loop goroutine touches Core; watches and admin requests
+//     reach it as events (Submit'ted read functions run by the loop, so
+//     what is read and what is decided from it stay in order).
+//   - Every state write is a compare-and-set on the state znode's
+//     zkVersion, in a multi that first checks /controller_epoch. A failed
+//     CAS makes the loop re-read the topic and decide again.
+//   - One write per partition per step; its leader epoch is above every
+//     epoch the partition had (a step may skip epochs, never repeat one).
+//   - An ISR is never emptied, and a replica outside the ISR never leads
+//     unless the topic allows unclean election.
+//
+// # Not yet
+//
+// The brokers learn of new states by watching the state znodes of the
+// partitions they host, not by LeaderAndIsr and UpdateMetadata requests;
+// followers do not replicate, so Config.ISRIsLive is false in the broker
+// and a new partition's ISR is its leader alone. AlterPartition,
+// ControlledShutdown, StopReplica, and preferred-leader election are not
+// implemented. Each /brokers/topics change re-reads every topic (Kafka's
+// controller reads only the new ones), and a new topic's states are
+// written by the controller broker's CreateTopics in the topic's own multi
+// (fenced the same way), not by the loop.
+package controller

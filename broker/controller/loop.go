@@ -1,0 +1,223 @@
+package controller
+
+import (
+	"errors"
+	"log/slog"
+	"slices"
+)
+
+// ErrFenced is a Store's answer when /controller_epoch is no longer at the
+// version this controller set: another broker was elected since.
+var ErrFenced = errors.New("controller: fenced by a newer controller epoch")
+
+// ErrNotElected is Elect's answer when another broker holds /controller.
+var ErrNotElected = errors.New("controller: another broker is the controller")
+
+// Store is the controller's ZooKeeper: every method does IO, none decides.
+type Store interface {
+	// Elect creates the ephemeral /controller for this broker and bumps
+	// /controller_epoch at the version read, in one multi; it returns the
+	// new epoch and /controller_epoch's new version, or ErrNotElected.
+	Elect() (epoch, epochZkVersion int32, err error)
+	// Brokers reads /brokers/ids: each broker's epoch (czxid).
+	Brokers() (map[int32]int64, error)
+	// Topics reads the named topics (every topic when names is nil).
+	Topics(names []string) ([]TopicRead, error)
+	// WriteStates writes the states in one multi whose first op checks
+	// /controller_epoch at epochZkVersion (ErrFenced when it fails) and
+	// returns the state znodes' new versions.
+	WriteStates(epochZkVersion int32, ws []StateWrite) ([]int32, error)
+}
+
+// Notifier tells the brokers about partitions whose state changed (with
+// replication: LeaderAndIsr and UpdateMetadata requests).
+type Notifier func(changed []PartitionID)
+
+// Controller runs Core in its own loop: the loop goroutine is the only one
+// that touches Core; watches and timers enter as Submit'ted events.
+type Controller struct {
+	core   *Core
+	store  Store
+	notify Notifier
+	log    *slog.Logger
+	events chan request
+	// onChange reports elections and resignations (the broker's view of
+	// who controls, used to fence its own controller writes).
+	onChange func(active bool, epoch, epochZkVersion int32)
+}
+
+// New returns a controller that has not run for election yet.
+func New(cfg Config, store Store, notify Notifier, onChange func(bool, int32, int32), log *slog.Logger) *Controller {
+	return &Controller{core: NewCore(cfg), store: store, notify: notify, onChange: onChange, log: log,
+		events: make(chan request, 64)}
+}
+
+// request is one queued input: read runs on the loop and returns the
+// event to step (nil: none); processed, if set, closes after the step.
+type request struct {
+	read      func() Event
+	processed chan struct{}
+}
+
+// The requests the loop accepts. Each is read by the loop itself, so that
+// what it reads and what it decides from it stay in order.
+
+// TryElect runs for controller (at start, and when /controller vanished)
+// and returns once the election, and if won the failover, is done.
+func (c *Controller) TryElect(done <-chan struct{}) { c.submit(done, true, c.elect) }
+
+// Resign tells the loop that this broker lost control (session expiry,
+// /controller names another broker). It does not wait.
+func (c *Controller) Resign(done <-chan struct{}) {
+	c.submit(done, false, func() Event { return Resigned{} })
+}
+
+// BrokersChanged makes the loop re-read /brokers/ids. It does not wait.
+func (c *Controller) BrokersChanged(done <-chan struct{}) {
+	c.submit(done, false, func() Event {
+		if !c.isActive() {
+			return nil
+		}
+		b, err := c.store.Brokers()
+		if err != nil {
+			c.log.Warn("controller: reading brokers", "err", err)
+			return nil
+		}
+		return BrokersChanged{Brokers: b}
+	})
+}
+
+// TopicsChanged makes the loop re-read the named topics (nil: all) and
+// returns once their states are written.
+func (c *Controller) TopicsChanged(done <-chan struct{}, names []string) {
+	names = slices.Clone(names)
+	c.submit(done, true, func() Event {
+		if !c.isActive() {
+			return nil
+		}
+		ts, err := c.store.Topics(names)
+		if err != nil {
+			c.log.Warn("controller: reading topics", "err", err)
+			return nil
+		}
+		return TopicsChanged{Topics: ts, All: names == nil}
+	})
+}
+
+func (c *Controller) submit(done <-chan struct{}, wait bool, read func() Event) {
+	r := request{read: read}
+	if wait {
+		r.processed = make(chan struct{})
+	}
+	select {
+	case c.events <- r:
+	case <-done:
+		return
+	}
+	if wait {
+		select {
+		case <-r.processed:
+		case <-done:
+		}
+	}
+}
+
+func (c *Controller) isActive() bool { a, _, _ := c.core.Active(); return a }
+
+// Run is the loop; it returns when done closes.
+func (c *Controller) Run(done <-chan struct{}) {
+	for {
+		select {
+		case <-done:
+			return
+		case r := <-c.events:
+			c.handle(r)
+		}
+	}
+}
+
+func (c *Controller) handle(r request) {
+	if ev := r.read(); ev != nil {
+		c.step(ev, true)
+	}
+	if r.processed != nil {
+		close(r.processed)
+	}
+}
+
+// step applies one event and carries out its effects; a fenced write
+// resigns, another failed write re-reads the topics it touched and, if
+// retry, decides once more from what it read (a write that fails again
+// waits for the next event: a watch, a broker change).
+func (c *Controller) step(ev Event, retry bool) {
+	was, _, _ := c.core.Active()
+	eff := c.core.Step(ev)
+	if now, epoch, version := c.core.Active(); now != was && c.onChange != nil {
+		c.onChange(now, epoch, version)
+	}
+	if len(eff.Writes) == 0 {
+		return
+	}
+	_, _, version := c.core.Active()
+	versions, err := c.store.WriteStates(version, eff.Writes)
+	switch {
+	case errors.Is(err, ErrFenced):
+		c.log.Warn("controller: fenced by a newer controller; resigning")
+		c.step(Resigned{}, false)
+		return
+	case err != nil:
+		c.log.Warn("controller: writing partition states; re-reading them", "err", err)
+		if ts, rerr := c.store.Topics(topicsOf(eff.Writes)); rerr == nil {
+			if retry {
+				c.step(TopicsChanged{Topics: ts}, false)
+			} else {
+				c.core.readTopics(ts) // known again (the failed write undone), decided at the next event
+			}
+		}
+		return
+	}
+	c.core.Step(StatesWritten{Writes: eff.Writes, Versions: versions})
+	if c.notify != nil {
+		ids := make([]PartitionID, len(eff.Writes))
+		for i, w := range eff.Writes {
+			ids[i] = w.Partition
+		}
+		c.notify(ids)
+	}
+}
+
+// elect runs the election and, when won, the failover read.
+func (c *Controller) elect() Event {
+	if c.isActive() {
+		return nil
+	}
+	epoch, version, err := c.store.Elect()
+	if err != nil {
+		if !errors.Is(err, ErrNotElected) {
+			c.log.Warn("controller election", "err", err)
+		}
+		return nil
+	}
+	c.log.Info("this broker is the controller", "controller_epoch", epoch)
+	brokers, err := c.store.Brokers()
+	if err == nil {
+		var ts []TopicRead
+		if ts, err = c.store.Topics(nil); err == nil {
+			return Elected{Epoch: epoch, EpochZkVersion: version, Brokers: brokers, Topics: ts}
+		}
+	}
+	// Elected but blind: give control up; /controller goes with our
+	// resignation only when the session does, so say so loudly.
+	c.log.Error("controller: failover read failed", "err", err)
+	return Elected{Epoch: epoch, EpochZkVersion: version, Brokers: map[int32]int64{}}
+}
+
+func topicsOf(ws []StateWrite) []string {
+	var out []string
+	for _, w := range ws {
+		if !slices.Contains(out, w.Partition.Topic) {
+			out = append(out, w.Partition.Topic)
+		}
+	}
+	return out
+}

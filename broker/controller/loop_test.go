@@ -1,0 +1,258 @@
+package controller
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+	"github.com/go-zookeeper/zk"
+)
+
+// TestController runs the scripts in testdata: a Controller whose loop is
+// stepped by the test (no goroutine, no clock) over a recording
+// ZooKeeper. Each command prints what the controller did: its ZooKeeper
+// writes, the partitions it notified, its elections and resignations.
+// Rewrite the expected output with -rewrite. The commands:
+//
+//	brokers 1=E1 2=E2 ...        /brokers/ids now holds these brokers (id=epoch); the watch fires
+//	topic name=T p0=1,2,3 ...    /brokers/topics/T is created with these assignments; the watch fires
+//	unclean topic=T              the topic's unclean.leader.election.enable becomes true
+//	elect                        run for controller (another holds it after "taken")
+//	taken                        another broker holds /controller
+//	fence                        another controller bumps /controller_epoch
+//	casfail topic=T p=N          another writer changes T-N's state znode (a later CAS fails)
+//	state                        every partition state znode
+func TestController(t *testing.T) {
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		env := newLoopEnv()
+		datadriven.RunTest(t, path, env.handle)
+	})
+}
+
+type fakeState struct {
+	s       LeaderAndISR
+	version int32
+}
+
+// recordingStore is a Store over an in-memory ZooKeeper that records
+// every write.
+type recordingStore struct {
+	out            *strings.Builder
+	brokers        map[int32]int64
+	topics         map[string][][]int32
+	unclean        map[string]bool
+	states         map[PartitionID]*fakeState
+	epoch          int32
+	epochVersion   int32
+	controllerHeld bool
+}
+
+func (s *recordingStore) Elect() (int32, int32, error) {
+	if s.controllerHeld {
+		return 0, 0, ErrNotElected
+	}
+	s.controllerHeld = true
+	s.epoch++
+	s.epochVersion++
+	fmt.Fprintf(s.out, "zk: multi create /controller, set /controller_epoch=%d (version %d)\n", s.epoch, s.epochVersion)
+	return s.epoch, s.epochVersion, nil
+}
+
+func (s *recordingStore) Brokers() (map[int32]int64, error) {
+	out := map[int32]int64{}
+	for id, e := range s.brokers {
+		out[id] = e
+	}
+	return out, nil
+}
+
+func (s *recordingStore) Topics(names []string) ([]TopicRead, error) {
+	if names == nil {
+		for n := range s.topics {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+	}
+	var out []TopicRead
+	for _, n := range names {
+		as, ok := s.topics[n]
+		if !ok {
+			out = append(out, TopicRead{Topic: n, Deleted: true})
+			continue
+		}
+		tr := TopicRead{Topic: n, Unclean: s.unclean[n]}
+		for p, r := range as {
+			pr := PartitionRead{Replicas: slices.Clone(r)}
+			if st := s.states[PartitionID{n, int32(p)}]; st != nil {
+				pr.HasState, pr.State, pr.ZkVersion = true, st.s, st.version
+				pr.State.ISR = slices.Clone(st.s.ISR)
+			}
+			tr.Partitions = append(tr.Partitions, pr)
+		}
+		out = append(out, tr)
+	}
+	return out, nil
+}
+
+func (s *recordingStore) WriteStates(epochZkVersion int32, ws []StateWrite) ([]int32, error) {
+	var ops []string
+	ops = append(ops, fmt.Sprintf("check /controller_epoch version %d", epochZkVersion))
+	fail := error(nil)
+	if epochZkVersion != s.epochVersion {
+		fail = ErrFenced
+	}
+	for _, w := range ws {
+		cur := s.states[w.Partition]
+		verb := "set"
+		if w.ZkVersion < 0 {
+			verb = "create"
+		}
+		ops = append(ops, fmt.Sprintf("%s %s-%d %s (version %d)", verb, w.Partition.Topic, w.Partition.Partition, fmtState(w.State, true), w.ZkVersion))
+		if fail == nil && (w.ZkVersion < 0) != (cur == nil) || cur != nil && cur.version != w.ZkVersion {
+			if fail == nil {
+				fail = zk.ErrBadVersion
+			}
+		}
+	}
+	fmt.Fprintf(s.out, "zk: multi\n  %s\n", strings.Join(ops, "\n  "))
+	if fail != nil {
+		fmt.Fprintf(s.out, "zk: multi failed: %v\n", fail)
+		return nil, fail
+	}
+	versions := make([]int32, len(ws))
+	for i, w := range ws {
+		st := s.states[w.Partition]
+		if st == nil {
+			st = &fakeState{version: -1}
+			s.states[w.Partition] = st
+		}
+		st.version++
+		st.s = w.State
+		versions[i] = st.version
+	}
+	return versions, nil
+}
+
+type loopEnv struct {
+	out   strings.Builder
+	store *recordingStore
+	c     *Controller
+}
+
+func newLoopEnv() *loopEnv {
+	e := &loopEnv{}
+	e.store = &recordingStore{out: &e.out, brokers: map[int32]int64{}, topics: map[string][][]int32{},
+		unclean: map[string]bool{}, states: map[PartitionID]*fakeState{}}
+	notify := func(ids []PartitionID) {
+		var s []string
+		for _, id := range ids {
+			s = append(s, id.Topic+"-"+strconv.Itoa(int(id.Partition)))
+		}
+		fmt.Fprintf(&e.out, "notify %s\n", strings.Join(s, " "))
+	}
+	onChange := func(active bool, epoch, version int32) {
+		if active {
+			fmt.Fprintf(&e.out, "controller: active epoch=%d epoch_zk_version=%d\n", epoch, version)
+		} else {
+			fmt.Fprintf(&e.out, "controller: resigned\n")
+		}
+	}
+	e.c = New(Config{ISRIsLive: true}, e.store, notify, onChange, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return e
+}
+
+// drain runs every queued request through the loop's step, as Run would.
+func (e *loopEnv) drain() {
+	for {
+		select {
+		case r := <-e.c.events:
+			e.c.handle(r)
+		default:
+			return
+		}
+	}
+}
+
+func (e *loopEnv) handle(t *testing.T, d *datadriven.TestData) string {
+	e.out.Reset()
+	// The requests that wait for the loop are submitted from another
+	// goroutine, and the test is the loop.
+	never := make(chan struct{})
+	submitted := make(chan struct{})
+	async := func(f func()) {
+		go func() { f(); close(submitted) }()
+		r := <-e.c.events
+		e.c.handle(r)
+		<-submitted
+	}
+	switch d.Cmd {
+	case "brokers":
+		e.store.brokers = map[int32]int64{}
+		for _, a := range d.CmdArgs {
+			id, _ := strconv.Atoi(a.Key)
+			ep, _ := strconv.Atoi(a.Vals[0])
+			e.store.brokers[int32(id)] = int64(ep)
+		}
+		e.c.BrokersChanged(never)
+	case "topic":
+		var name string
+		d.ScanArgs(t, "name", &name)
+		var as [][]int32
+		for _, a := range d.CmdArgs {
+			if !strings.HasPrefix(a.Key, "p") {
+				continue
+			}
+			var ids []int32
+			for _, s := range strings.Split(strings.Join(a.Vals, ","), ",") {
+				n, _ := strconv.Atoi(s)
+				ids = append(ids, int32(n))
+			}
+			as = append(as, ids)
+		}
+		e.store.topics[name] = as
+		async(func() { e.c.TopicsChanged(never, []string{name}) })
+	case "unclean":
+		var name string
+		d.ScanArgs(t, "topic", &name)
+		e.store.unclean[name] = true
+		async(func() { e.c.TopicsChanged(never, []string{name}) })
+	case "elect":
+		async(func() { e.c.TryElect(never) })
+	case "taken":
+		e.store.controllerHeld = true
+	case "fence":
+		e.store.epoch++
+		e.store.epochVersion++
+	case "casfail":
+		var name string
+		var p int
+		d.ScanArgs(t, "topic", &name)
+		d.ScanArgs(t, "p", &p)
+		e.store.states[PartitionID{name, int32(p)}].version++
+	case "state":
+		var ids []PartitionID
+		for id := range e.store.states {
+			ids = append(ids, id)
+		}
+		sort.Slice(ids, func(i, j int) bool {
+			return ids[i].Topic < ids[j].Topic || ids[i].Topic == ids[j].Topic && ids[i].Partition < ids[j].Partition
+		})
+		for _, id := range ids {
+			st := e.store.states[id]
+			fmt.Fprintf(&e.out, "%s-%d %s controller_epoch=%d (version %d)\n", id.Topic, id.Partition, fmtState(st.s, true), st.s.ControllerEpoch, st.version)
+		}
+	default:
+		t.Fatalf("unknown command %q", d.Cmd)
+	}
+	e.drain()
+	if e.out.Len() == 0 {
+		return "ok\n"
+	}
+	return e.out.String()
+}

@@ -1,0 +1,90 @@
+package broker
+
+import (
+	"errors"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkafka/zkafka/broker/zkmeta"
+)
+
+// Until the controller sends LeaderAndIsr requests, a broker learns that
+// the controller moved a partition's leadership by watching the state
+// znodes of the partitions it hosts a replica of: a change re-reads the
+// topic, which opens the partitions the broker now leads and closes the
+// ones it no longer leads.
+
+type stateWatchKey struct {
+	topic     string
+	partition int
+}
+
+// watchStates starts a watch on every state znode of t that names this
+// broker among the replicas and has none yet. Called by applyTopic.
+func (b *Broker) watchStates(t *topic) {
+	for p, replicas := range t.replicas {
+		if !containsID(replicas, b.cfg.BrokerID) {
+			continue
+		}
+		k := stateWatchKey{t.name, p}
+		b.stateWatches.Lock()
+		if b.stateWatches.m == nil {
+			b.stateWatches.m = map[stateWatchKey]bool{}
+		}
+		started := b.stateWatches.m[k]
+		b.stateWatches.m[k] = true
+		b.stateWatches.Unlock()
+		if !started && !b.goTracked("zk-state-watch", func() { b.stateWatchLoop(k) }) {
+			return
+		}
+	}
+}
+
+// stateWatchLoop follows one state znode until its topic is gone.
+func (b *Broker) stateWatchLoop(k stateWatchKey) {
+	defer func() {
+		b.stateWatches.Lock()
+		delete(b.stateWatches.m, k)
+		b.stateWatches.Unlock()
+	}()
+	path := zkmeta.StatePath(k.topic, k.partition)
+	first := true
+	for {
+		_, _, ch, err := b.zk.Conn.ExistsW(b.zk.Path(path))
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			if !b.sleep(time.Second) {
+				return
+			}
+			continue
+		}
+		if !first {
+			if t := b.cluster.topic(k.topic); t == nil || k.partition >= len(t.replicas) {
+				return
+			}
+			if err := b.reloadTopic(k.topic); err != nil {
+				b.log.Warn("reloading topic after a state change", "topic", k.topic, "err", err)
+			}
+		}
+		first = false
+		select {
+		case ev := <-ch:
+			if ev.Type == zk.EventNodeDeleted {
+				// Only a topic deletion removes a state znode; the
+				// topics watch drops the topic (a re-read here could
+				// publish it again from a half-deleted tree).
+				return
+			}
+		case <-b.done:
+			return
+		}
+	}
+}
+
+func containsID(ids []int32, id int32) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}

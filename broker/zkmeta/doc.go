@@ -1,0 +1,26 @@
+// Package zkmeta is the broker's view of ZooKeeper: a session with the
+// chroot of zookeeper.connect applied to every path (Client), and the
+// znodes of Apache Kafka's ZooKeeper mode — their paths and JSON shapes.
+// It knows nothing of partitions, logs or the controller; broker,
+// broker/controller and the group coordinator import it, never the other
+// way round.
+//
+// # Layout
+//
+//	/cluster/id                               {"version":"1","id":"<base64 uuid>"}
+//	/brokers/ids/{id}          ephemeral      BrokerZNode (version 5; its czxid is the broker epoch)
+//	/brokers/topics/{t}                       TopicZNode (version 3, topic_id, partitions: {"0":[1,2,3]})
+//	/brokers/topics/{t}/partitions/{p}/state  PartitionStateZNode (version 1; zkVersion is the CAS token)
+//	/config/topics/{t}                        ConfigZNode (version 1, config overrides)
+//	/admin/delete_topics/{t}                  marker, carried out by the controller
+//	/controller                ephemeral      ControllerZNode (version 2, brokerid)
+//	/controller_epoch                         decimal epoch; its zkVersion fences controller writes
+//	/latest_producer_id_block                 ProducerIDBlockZNode
+//
+// # Invariants
+//
+//   - Every path passed to Client is chroot-relative; Client adds the
+//     chroot (go-zookeeper has none), including inside Multi's ops.
+//   - A Multi reports the first failing op's error, so a failed
+//     CheckVersionRequest on /controller_epoch surfaces as zk.ErrBadVersion.
+package zkmeta
