@@ -97,9 +97,18 @@ func TestRunBrokersFormsACluster(t *testing.T) {
 	if !errors.Is(r.Err, kerr.InvalidReplicationFactor) { // kadm returns r.Err as err too
 		t.Fatalf("create RF 4: %v %v, want INVALID_REPLICATION_FACTOR", err, r.Err)
 	}
-	td, err := adm.ListTopics(ctx, "rf3")
-	if err != nil {
-		t.Fatal(err)
+	// As with Kafka, the topic's metadata reaches the brokers shortly
+	// after CreateTopics returns (the controller's state writes).
+	var td kadm.TopicDetails
+	for {
+		td, err = adm.ListTopics(ctx, "rf3")
+		if err == nil && len(td["rf3"].Partitions) == 3 && allLed(td["rf3"]) {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("rf3 never served with 3 led partitions: %v %+v", err, td)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	leaders := map[int32]bool{}
 	for _, p := range td["rf3"].Partitions.Sorted() {
@@ -112,4 +121,14 @@ func TestRunBrokersFormsACluster(t *testing.T) {
 	if len(leaders) != 3 {
 		t.Fatalf("leaders %v, want every broker to lead one of the 3 partitions", leaders)
 	}
+}
+
+// allLed reports whether every partition of a topic has a leader.
+func allLed(td kadm.TopicDetail) bool {
+	for _, p := range td.Partitions {
+		if p.Err != nil || p.Leader < 0 {
+			return false
+		}
+	}
+	return true
 }

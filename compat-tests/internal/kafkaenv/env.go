@@ -93,9 +93,25 @@ func (e *Env) Start() {
 	if err != nil {
 		e.T.Fatal(err)
 	}
+	registered := e.Logs.Count("INFO broker registered")
 	e.b, e.Addr, e.served = b, l.Addr().String(), make(chan error, 1)
 	go func() { e.served <- b.Serve(l) }()
 	e.waitAccepting()
+	e.waitRegistered(registered)
+}
+
+// waitRegistered waits up to 10 s until the broker has registered in
+// /brokers/ids once more than the before registrations logged: what a
+// test reads from ZooKeeper (or a Metadata listing every broker) holds
+// only from then on.
+func (e *Env) waitRegistered(before int) {
+	e.T.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if e.Logs.Count("INFO broker registered") > before {
+			return
+		}
+	}
+	e.T.Fatalf("kafkaenv: broker %s did not register in ZooKeeper within 10 s", e.Addr)
 }
 
 // waitAccepting waits up to 10 s until the broker accepts a connection.
