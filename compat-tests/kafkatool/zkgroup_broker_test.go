@@ -69,6 +69,11 @@ func TestZKConsumerGroupThroughBroker(t *testing.T) {
 		os, _ := adm.FetchOffsets(ctx, "zg")
 		t.Fatalf("kadm FetchOffsets through the broker after new ZooKeeper commits: %+v", os)
 	}
+	// ListGroups lists it: ZooKeeper is the broker's store of committed
+	// offsets, as __consumer_offsets is Kafka's.
+	if out := run(t, "", "groups", "list", "--bootstrap-server", e.Addr); !strings.Contains(out, "zg") {
+		t.Errorf("groups list:\n%s", out)
+	}
 	// groups describe through the broker (no --zookeeper): offsets and lag.
 	type desc struct {
 		TotalLag   int64 `json:"total_lag"`
