@@ -11,7 +11,9 @@ import (
 //
 // Offsets come from the coordinator's memory, which is loaded from
 // ZooKeeper (/consumers/{group}/offsets, /offset-metadata) when the
-// group is first touched. A partition without a commit answers offset
+// group is first touched, and re-read from it when nobody uses the group
+// through this broker (refreshIdle), so commits made straight into
+// ZooKeeper are seen. A partition without a commit answers offset
 // -1 and no error. v2+ fetch every committed partition when topics is
 // null, and carry a top-level error; v5 adds the leader epoch; v8 asks
 // for several groups at once. v0-1 put group-level errors in every
@@ -111,6 +113,9 @@ func (c *coordinator) fetchOffsets(name string, topics []fetchTopic) (int16, []f
 	g, code := c.lookup(name, false)
 	if code != 0 {
 		return code, nil
+	}
+	if g != nil {
+		c.refreshIdle(g)
 	}
 	empty := ""
 	get := func(tp topicPartition) fetchedPartition {

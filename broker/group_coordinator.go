@@ -24,7 +24,10 @@ import (
 // NOT_COORDINATOR). A group's in-memory state is loaded from ZooKeeper
 // when first touched; a group without members is reloaded when the set of
 // live brokers changed since it was loaded, so a coordinator that moved
-// away and back does not serve stale offsets.
+// away and back does not serve stale offsets. The offsets of a group that
+// is idle here (Empty, nobody committing through this broker) are
+// re-read from ZooKeeper when fetched (refreshIdle, group_store.go): the
+// ZooKeeper-coordinated consumer commits straight into ZooKeeper.
 //
 // Locks: coordinator.mu guards the map only; group.mu guards one group's
 // state. Neither is held across ZooKeeper IO: commits build their multi
@@ -263,8 +266,11 @@ type group struct {
 	pending map[string]*time.Timer
 	static  map[string]string
 
-	offsets    map[topicPartition]*committedOffset
-	znodes     map[string]bool // offset parents known to exist
+	offsets map[topicPartition]*committedOffset
+	znodes  map[string]bool // offset parents known to exist
+	// offsetsSeq counts changes of offsets made here (commits, deletes),
+	// so a reload from ZooKeeper that raced one is not applied.
+	offsetsSeq uint64
 	emptySince time.Time
 
 	// rebalanceTimer completes the join phase; initialDelay is set while

@@ -46,6 +46,7 @@ func (c *coordinator) expireOffsets(now time.Time) {
 
 func (c *coordinator) expireGroup(g *group, now time.Time) {
 	retention := c.cfg.OffsetsRetention
+	c.refreshIdle(g) // commits made in ZooKeeper keep offsets alive
 	g.mu.Lock()
 	if g.state == groupDead {
 		g.mu.Unlock()

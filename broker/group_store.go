@@ -128,6 +128,53 @@ func (c *coordinator) loadGroup(name string) (*group, error) {
 	return g, nil
 }
 
+// idleLocked reports whether nobody uses the group through this broker:
+// Empty, no pending member ids, no commit queued or in flight. Its
+// committed offsets may then be written by others straight into
+// ZooKeeper (the ZooKeeper-coordinated consumer, `zkafka groups
+// reset-offsets --zookeeper`, a person with zkCli).
+func (g *group) idleLocked() bool {
+	return g.state == groupEmpty && len(g.members) == 0 && len(g.pending) == 0 &&
+		!g.committing && len(g.commitQueue) == 0
+}
+
+// refreshIdle re-reads an idle group's offsets from ZooKeeper, the store
+// of record, before they are served (OffsetFetch) or expired. This is
+// simpler than watching /consumers/{group}/offsets of every loaded group
+// (a watch per topic and per partition, re-armed, and torn down when a
+// member joins) and as fresh: a fetch sees every write ZooKeeper had
+// applied when the fetch began. It changes nothing while the group is in
+// use here, so the coordinator's invariants stand: a live generation's
+// offsets are those committed through it, applied by mzxid. The reload
+// is applied only if the group is still idle and no commit or delete
+// changed its offsets meanwhile (offsetsSeq); otherwise memory, which is
+// then at least as new, is served. A failed read serves memory too.
+func (c *coordinator) refreshIdle(g *group) {
+	g.mu.Lock()
+	idle, seq := g.idleLocked(), g.offsetsSeq
+	g.mu.Unlock()
+	if !idle {
+		return
+	}
+	fresh, err := c.loadGroup(g.name)
+	if err != nil {
+		c.b.log.Warn("re-reading group offsets from ZooKeeper", "group", g.name, "err", err)
+		return
+	}
+	if fresh == nil {
+		fresh = c.newGroup(g.name)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.idleLocked() || g.offsetsSeq != seq {
+		return
+	}
+	g.offsets, g.znodes = fresh.offsets, fresh.znodes
+	if fresh.emptySince.After(g.emptySince) {
+		g.emptySince = fresh.emptySince
+	}
+}
+
 // offsetWrite is one partition of an OffsetCommit.
 type offsetWrite struct {
 	tp          topicPartition
@@ -307,6 +354,7 @@ func (g *group) applyOffsetsLocked(ws []offsetWrite, res []zk.MultiResponse, off
 		g.offsets[w.tp] = &committedOffset{offset: w.offset, leaderEpoch: w.leaderEpoch, metadata: w.metadata,
 			commitTime: now, hasMeta: w.withMeta(), mzxid: mz}
 	}
+	g.offsetsSeq++
 }
 
 // refreshZNodes re-reads which of the commit's znodes exist.
@@ -369,6 +417,7 @@ func (g *group) deleteOffsets(tps []topicPartition) error {
 		}
 	}
 	g.mu.Lock()
+	g.offsetsSeq++
 	for _, tp := range tps {
 		delete(g.offsets, tp)
 		delete(g.znodes, offsetPath(g.name, tp))

@@ -10,8 +10,9 @@ import (
 
 // zkGroupOffsets reads a group's committed offsets from
 // /consumers/G/offsets/T/P, where the ZooKeeper-coordinated consumer
-// writes them. The broker caches a group it has loaded and does not
-// watch these znodes, so for such a group ZooKeeper is the fresher source.
+// writes them. The broker re-reads them too for a group without members
+// there (broker/group_store.go refreshIdle); reading them here keeps
+// --zookeeper working against brokers that do not.
 func zkGroupOffsets(ctx context.Context, cl *cluster, group string) kadm.OffsetResponses {
 	out := kadm.OffsetResponses{}
 	base := cl.zk.path("/consumers/" + group + "/offsets")
