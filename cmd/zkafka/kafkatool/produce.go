@@ -160,7 +160,11 @@ func runProduce(cmd *cobra.Command, f *connFlags, p *produceFlags, topic string)
 	if f.json() {
 		return printJSON(cmd.OutOrStdout(), sum)
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "produced %d records (%d bytes) to %s\n", sum.Records, sum.Bytes, topic)
+	noun := "records"
+	if sum.Records == 1 {
+		noun = "record"
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "produced %d %s (%d bytes) to %s\n", sum.Records, noun, sum.Bytes, topic)
 	return nil
 }
 
