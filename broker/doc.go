@@ -139,5 +139,6 @@
 // LeaderAndIsr/UpdateMetadata, transactions, fetch sessions
 // message format
 // down-conversion (magic 0/1 produce gets UNSUPPORTED_FOR_MESSAGE_FORMAT),
-// AlterConfigs and /config/changes notifications, SASL/TLS, quotas.
+// dynamic broker configs (AlterConfigs of a BROKER resource is refused),
+// SASL/TLS, quotas.
 package broker

@@ -60,6 +60,9 @@ func checkAlteredTopicConfigs(topic string, overrides map[string]string) error {
 // write is a compare-and-set on /config/topics/{t}, retried when another
 // alter came in between, so that incremental edits are not lost.
 func (b *Broker) alterTopicOverrides(topic string, validateOnly bool, edit func(map[string]string) error) error {
+	if topic == "" || strings.Contains(topic, "/") {
+		return adminErr(kproto.CodeUnknownTopicOrPartition, "The topic '%s' does not exist.", topic)
+	}
 	for attempt := 0; ; attempt++ {
 		cur, version, err := b.readTopicOverrides(topic)
 		if err != nil {

@@ -185,6 +185,18 @@ func TestAlteredConfigReachesOtherBroker(t *testing.T) {
 	if code, msg := incAlter(t, ctx, cl, 1, kmsg.ConfigResourceTypeTopic, "spread", false, op(kmsg.IncrementalAlterConfigOpSet, "max.message.bytes", kadm.StringPtr("2000"))); code != 0 {
 		t.Fatalf("alter on broker 1: %d %s", code, msg)
 	}
+	// Kafka's layout: the overrides and a version 2 change notification.
+	zc := c.Broker(1).ZK()
+	if data, _, err := zc.Get(c.Broker(1).Path("/config/topics/spread")); err != nil || string(data) != `{"version":1,"config":{"max.message.bytes":"2000"}}` {
+		t.Errorf("/config/topics/spread: %s %v", data, err)
+	}
+	notes, _, err := zc.Children(c.Broker(1).Path("/config/changes"))
+	if err != nil || len(notes) != 1 || !strings.HasPrefix(notes[0], "config_change_") {
+		t.Fatalf("/config/changes: %v %v", notes, err)
+	}
+	if data, _, err := zc.Get(c.Broker(1).Path("/config/changes/" + notes[0])); err != nil || string(data) != `{"version":2,"entity_path":"topics/spread"}` {
+		t.Errorf("%s: %s %v", notes[0], data, err)
+	}
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if vals, dyn := topicConfigs(t, ctx, cl, 2, "spread"); vals["max.message.bytes"] == "2000" && dyn["max.message.bytes"] {
 			break
