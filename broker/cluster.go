@@ -257,7 +257,7 @@ func (b *Broker) applyTopic(t *topic) error {
 		}
 		part := old.partition(int32(p))
 		if part != nil {
-			part.cfg.Store(t.cfg)
+			part.setConfig(t.cfg)
 		} else if part, err = b.openLocalPartition(t, int32(p)); err != nil {
 			errs = append(errs, err)
 			continue

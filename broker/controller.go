@@ -69,6 +69,7 @@ func (b *Broker) startCluster(addr net.Addr) error {
 	b.goTracked("zk-brokers", b.brokersLoop)
 	b.goTracked("zk-topics", b.topicsLoop)
 	b.goTracked("zk-delete-topics", b.deleteTopicsLoop)
+	b.goTracked("zk-config-changes", b.configChangesLoop)
 	return nil
 }
 

@@ -31,7 +31,8 @@
 //	admin.go        topic creation, deletion, partition growth
 //	zkmeta/         package zkmeta: the ZooKeeper session with chroot, znode paths and JSON shapes
 //	config.go       Config and server.properties; config_rules.go the rules of its values;
-//	                topicconfig.go per-topic configs
+//	                topicconfig.go per-topic configs, topicconfig_alter.go their changes at
+//	                run time (keys 33, 44), config_changes.go the /config/changes watch
 //	group_*.go      the group coordinator: state machine, ZooKeeper store, expiry
 //	metrics*.go     Prometheus metrics with the JMX exporter's names on zkafka.metrics.port
 //	                (metrics.go the request-path counters, metrics_state.go the gauges,
@@ -138,5 +139,6 @@
 // LeaderAndIsr/UpdateMetadata, transactions, fetch sessions
 // message format
 // down-conversion (magic 0/1 produce gets UNSUPPORTED_FOR_MESSAGE_FORMAT),
-// AlterConfigs and /config/changes notifications, SASL/TLS, quotas.
+// dynamic broker configs (AlterConfigs of a BROKER resource is refused),
+// SASL/TLS, quotas.
 package broker

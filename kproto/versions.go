@@ -35,6 +35,13 @@ const (
 	KeyDescribeCluster      int16 = 60
 )
 
+// The config-altering keys, in their own block so the table above keeps
+// its alignment.
+const (
+	KeyAlterConfigs            int16 = 33
+	KeyIncrementalAlterConfigs int16 = 44
+)
+
 // Version ranges of the hand-written codecs in this package. The broker may
 // advertise less; it must not advertise more for these keys.
 const (

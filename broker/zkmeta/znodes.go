@@ -61,6 +61,23 @@ type ConfigZNode struct {
 	Config  map[string]string `json:"config"`
 }
 
+// ConfigChangeZNode is /config/changes/config_change_N: version 2 names
+// the entity as "topics/<name>" (or "brokers/<id>"); version 1, written
+// by Kafka before 2.0, as entity_type and entity_name.
+type ConfigChangeZNode struct {
+	Version    int    `json:"version"`
+	EntityPath string `json:"entity_path,omitempty"`
+	EntityType string `json:"entity_type,omitempty"`
+	EntityName string `json:"entity_name,omitempty"`
+}
+
+// ConfigChangesPath holds the change notifications; ConfigChangePrefix is
+// the name of a new (sequential) one.
+const (
+	ConfigChangesPath  = "/config/changes"
+	ConfigChangePrefix = ConfigChangesPath + "/config_change_"
+)
+
 type ProducerIDBlockZNode struct {
 	Version    int    `json:"version"`
 	Broker     int32  `json:"broker"`

@@ -3,6 +3,10 @@ package kafkatool
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
 )
 
 type topicJSON struct {
@@ -22,7 +26,7 @@ func TestTopics(t *testing.T) {
 	e := startEnv(t)
 	bs := []string{"--bootstrap-server", e.Addr}
 	run(t, "", append([]string{"topics", "create", "orders", "--partitions", "3", "--replication-factor", "1",
-		"--config", "retention.ms=3600000"}, bs...)...)
+		"--config", "retention.ms=3600000", "--config", "segment.bytes=1048576"}, bs...)...)
 	list := decode[[]struct {
 		Name       string `json:"name"`
 		Partitions int    `json:"partitions"`
@@ -53,12 +57,7 @@ func TestTopics(t *testing.T) {
 	if len(d[0].Partitions) != 5 {
 		t.Errorf("after alter --partitions 5: %d partitions", len(d[0].Partitions))
 	}
-	// zkafka's broker has no AlterConfigs/IncrementalAlterConfigs: the
-	// tool says so instead of a generic client error.
-	err := runErr(t, append([]string{"topics", "alter", "orders", "--config", "retention.ms=1"}, bs...)...)
-	if !strings.Contains(err.Error(), "UNSUPPORTED_VERSION") || !strings.Contains(err.Error(), "IncrementalAlterConfigs") {
-		t.Errorf("alter --config: %v", err)
-	}
+	testAlterConfigs(t, e, bs)
 	if err := runErr(t, append([]string{"topics", "create", "orders", "--partitions", "1"}, bs...)...); !strings.Contains(err.Error(), "orders") {
 		t.Errorf("creating an existing topic: %v", err)
 	}
@@ -71,5 +70,42 @@ func TestTopics(t *testing.T) {
 	})
 	if err := runErr(t, "topics", "list", "--bootstrap-server", "127.0.0.1:1", "--timeout", "1s"); !strings.Contains(err.Error(), "127.0.0.1:1") {
 		t.Errorf("an unreachable broker: %v", err)
+	}
+}
+
+// testAlterConfigs: topics alter --config/--delete-config changes the
+// overrides (IncrementalAlterConfigs), as topics describe and the
+// broker's DescribeConfigs show them; a bad value fails with Kafka's code.
+func testAlterConfigs(t *testing.T, e *kafkaenv.Env, bs []string) {
+	t.Helper()
+	run(t, "", append([]string{"topics", "alter", "orders", "--config", "retention.ms=1234", "--delete-config", "segment.bytes"}, bs...)...)
+	d := decode[[]topicJSON](t, run(t, "", append([]string{"topics", "describe", "orders", "-o", "json"}, bs...)...))
+	if len(d) != 1 || d[0].Configs["retention.ms"] != "1234" || d[0].Configs["segment.bytes"] != "" {
+		t.Errorf("describe after alter: %+v", d)
+	}
+	ctx := kafkaenv.Context(t, 30*time.Second)
+	rcs, err := e.Admin().DescribeTopicConfigs(ctx, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := rcs.On("orders", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rc.Configs {
+		switch c.Key {
+		case "retention.ms":
+			if c.MaybeValue() != "1234" || c.Source != kmsg.ConfigSourceDynamicTopicConfig {
+				t.Errorf("DescribeConfigs retention.ms: %q source %v", c.MaybeValue(), c.Source)
+			}
+		case "segment.bytes":
+			if c.MaybeValue() != "1073741824" || c.Source != kmsg.ConfigSourceDefaultConfig {
+				t.Errorf("DescribeConfigs segment.bytes after --delete-config: %q source %v", c.MaybeValue(), c.Source)
+			}
+		}
+	}
+	err = runErr(t, append([]string{"topics", "alter", "orders", "--config", "retention.ms=soon"}, bs...)...)
+	if !strings.Contains(err.Error(), "INVALID_CONFIG") || !strings.Contains(err.Error(), "retention.ms") {
+		t.Errorf("alter --config retention.ms=soon: %v", err)
 	}
 }

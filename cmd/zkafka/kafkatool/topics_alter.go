@@ -83,6 +83,11 @@ func alterTopicConfigs(ctx context.Context, cmd *cobra.Command, f *connFlags, cl
 		return err
 	}
 	return reportResults(cmd, f, "altered configs of topic", resps, func(r kadm.AlterConfigsResponse) (string, error) {
+		if r.Err != nil && r.ErrMessage != "" {
+			// The broker's message names the key and why (Kafka's codes
+			// alone say only "Configuration is invalid").
+			return r.Name, fmt.Errorf("%w: %s", r.Err, r.ErrMessage)
+		}
 		return r.Name, r.Err
 	})
 }

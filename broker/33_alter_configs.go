@@ -1,0 +1,52 @@
+package broker
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/kproto"
+)
+
+// AlterConfigs (key 33), v0-2, via kmsg.
+//
+// Topics: the request's entries replace the whole set of the topic's
+// overrides, as in Kafka (an entry with a null value is left out; a key
+// not given goes back to its default). Validated by the topic-config
+// rules, stored in /config/topics/{t} and announced in /config/changes
+// (topicconfig_alter.go); validate_only checks without writing. Brokers:
+// zkafka has no dynamic broker configs, so any key is refused as Kafka
+// refuses a non-dynamic one. Other resource types: INVALID_REQUEST.
+
+func init() { regKey(kproto.KeyAlterConfigs, 0, 2, kmsgHandler(handleAlterConfigs)) }
+
+func handleAlterConfigs(c *conn, req *kmsg.AlterConfigsRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
+	for _, r := range req.Resources {
+		rr := kmsg.NewAlterConfigsResponseResource()
+		rr.ResourceType, rr.ResourceName = r.ResourceType, r.ResourceName
+		code, msg := codeOf(c.b.alterConfigs(&r, req.ValidateOnly))
+		rr.ErrorCode, rr.ErrorMessage = int16(code), msg
+		resp.Resources = append(resp.Resources, rr)
+	}
+	return resp, nil
+}
+
+func (b *Broker) alterConfigs(r *kmsg.AlterConfigsRequestResource, validateOnly bool) error {
+	switch r.ResourceType {
+	case kmsg.ConfigResourceTypeTopic:
+		return b.alterTopicOverrides(r.ResourceName, validateOnly, func(cur map[string]string) error {
+			clear(cur)
+			for _, e := range r.Configs {
+				if e.Value != nil {
+					cur[e.Name] = *e.Value
+				}
+			}
+			return nil
+		})
+	case kmsg.ConfigResourceTypeBroker:
+		keys := make([]string, 0, len(r.Configs))
+		for _, e := range r.Configs {
+			keys = append(keys, e.Name)
+		}
+		return b.alterBrokerConfigs(r.ResourceName, keys)
+	}
+	return adminErr(kproto.CodeInvalidRequest, "AlterConfigs is only supported for topics and brokers, but resource type is %s", r.ResourceType)
+}
