@@ -71,7 +71,25 @@ func Build(opts Options, lastZxid int64, sessions []Session, records []Record) (
 	if t.get("/") == nil {
 		return nil, fmt.Errorf("%w: no root", ErrCorrupt)
 	}
+	t.recomputeQuotaStats()
 	return t, nil
+}
+
+// recomputeQuotaStats sets every zookeeper_stats node under
+// /zookeeper/quota from the subtree it tracks, as ZooKeeper's
+// DataTree.setupQuota does after loading a snapshot (the records may come
+// from a tree that did not keep them, such as an imported one).
+func (t *Tree) recomputeQuotaStats() {
+	var stats []string
+	t.scan(quotaRoot, '/', func(n *node) bool {
+		if p := n.path(); strings.HasSuffix(p, "/"+statNode) {
+			stats = append(stats, p)
+		}
+		return true
+	})
+	for _, p := range stats {
+		t.setQuotaStats(p, parentOf(p)[len(quotaRoot):])
+	}
 }
 
 // Records calls fn with every node, parents before their children, until

@@ -51,3 +51,28 @@ func TestBuildRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildRecomputesQuotaStats: a tree built from records that did not
+// keep their quota stats (an imported one: Apache ZooKeeper updates them
+// as it replays its log, the importer does not) gets them recomputed, as
+// DataTree.setupQuota does at load.
+func TestBuildRecomputesQuotaStats(t *testing.T) {
+	open := zkproto.OpenACLUnsafe
+	in := []Record{
+		{Path: "/", ACL: open}, {Path: "/zookeeper", ACL: open}, {Path: "/zookeeper/quota", ACL: open},
+		{Path: "/zookeeper/quota/app", ACL: open},
+		{Path: "/zookeeper/quota/app/zookeeper_limits", Data: []byte("count=10,bytes=-1"), ACL: open},
+		{Path: "/zookeeper/quota/app/zookeeper_stats", Data: []byte("count=1,bytes=0"), ACL: open}, // stale
+		{Path: "/app", Data: []byte("ab"), ACL: open},
+		{Path: "/app/x", Data: []byte("cde"), ACL: open},
+		{Path: "/other", Data: []byte("zzzz"), ACL: open},
+	}
+	tree, err := Build(Options{}, 9, nil, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _, zerr := tree.Get("/zookeeper/quota/app/zookeeper_stats")
+	if zerr != zkproto.ErrOK || string(data) != "count=2,bytes=5" {
+		t.Fatalf("stats %q (%v), want count=2,bytes=5", data, zerr)
+	}
+}
