@@ -460,15 +460,22 @@ func (s *Shell) sync(opts map[byte]string, args []string) error {
 	return nil
 }
 
-func (s *Shell) whoami(opts map[byte]string, args []string) error {
-	body, err := s.side.call(zkproto.OpWhoAmI, nil, s.timeout)
+// sideRequest sends req on the shell's session through the sidecar (the
+// calls go-zookeeper lacks) and decodes the reply into resp; a server error
+// is reported for path p, as zkCli reports it.
+func (s *Shell) sideRequest(op zkproto.OpCode, req, resp zkproto.Record, p string) error {
+	body, err := s.side.call(op, req, s.timeout)
 	if err != nil {
-		return &zkError{err, ""}
+		return &zkError{err, p}
 	}
-	var res zkproto.WhoAmIResponse
 	r := zkproto.NewReader(body)
-	res.Decode(r)
-	if err := r.Complete(); err != nil {
+	resp.Decode(r)
+	return r.Complete()
+}
+
+func (s *Shell) whoami(opts map[byte]string, args []string) error {
+	var res zkproto.WhoAmIResponse
+	if err := s.sideRequest(zkproto.OpWhoAmI, nil, &res, ""); err != nil {
 		return err
 	}
 	s.printf("Auth scheme: User\n")
@@ -486,14 +493,8 @@ func (s *Shell) getEphemerals(opts map[byte]string, args []string) error {
 	if err := checkPath(p); err != nil {
 		return err
 	}
-	body, err := s.side.call(zkproto.OpGetEphemerals, &zkproto.GetEphemeralsRequest{PrefixPath: s.abs(p)}, s.timeout)
-	if err != nil {
-		return &zkError{err, p}
-	}
 	var res zkproto.GetEphemeralsResponse
-	r := zkproto.NewReader(body)
-	res.Decode(r)
-	if err := r.Complete(); err != nil {
+	if err := s.sideRequest(zkproto.OpGetEphemerals, &zkproto.GetEphemeralsRequest{PrefixPath: s.abs(p)}, &res, p); err != nil {
 		return err
 	}
 	paths := make([]string, 0, len(res.Ephemerals))
@@ -511,14 +512,8 @@ func (s *Shell) getAllChildrenNumber(opts map[byte]string, args []string) error 
 	if err := checkPath(p); err != nil {
 		return err
 	}
-	body, err := s.side.call(zkproto.OpGetAllChildrenNumber, &zkproto.GetAllChildrenNumberRequest{Path: s.abs(p)}, s.timeout)
-	if err != nil {
-		return &zkError{err, p}
-	}
 	var res zkproto.GetAllChildrenNumberResponse
-	r := zkproto.NewReader(body)
-	res.Decode(r)
-	if err := r.Complete(); err != nil {
+	if err := s.sideRequest(zkproto.OpGetAllChildrenNumber, &zkproto.GetAllChildrenNumberRequest{Path: s.abs(p)}, &res, p); err != nil {
 		return err
 	}
 	s.printf("%d\n", res.TotalNumber)
