@@ -48,6 +48,14 @@ type Config struct {
 	Servers         []ServerSpec
 	Metrics         MetricsConfig // metricsProvider.*: the Prometheus endpoint (metrics_config.go)
 	Admin           AdminConfig   // admin.*: the AdminServer (metrics_config.go)
+	// SecureClientPort is secureClientPort: clients over TLS (0: none);
+	// SecureClientPortAddress its host ("": clientPortAddress's).
+	SecureClientPort        int
+	SecureClientPortAddress string
+	TLS                     TLSConfig // ssl.*: the secure client port's TLS (config_tls.go)
+	// X509SuperUser is X509AuthenticationProvider.superUser: the subject
+	// DN of a client certificate that makes its connections super.
+	X509SuperUser string
 
 	// initialText is the zoo.cfg as read (the AdminServer's
 	// initial_configuration).
@@ -87,6 +95,7 @@ func DefaultConfig(dataDir string) Config {
 		FourLetterWords:   map[string]bool{"srvr": true},
 		Metrics:           defaultMetricsConfig(),
 		Admin:             defaultAdminConfig(),
+		TLS:               defaultTLSConfig(),
 	}
 	c.fillDerived()
 	return c

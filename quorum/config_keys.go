@@ -124,6 +124,9 @@ func (p *configParser) apply(prop properties.Property) error {
 		if ok, err := p.applyObservability(prop); ok {
 			return err
 		}
+		if ok, err := p.applyTLS(prop); ok {
+			return err
+		}
 		return p.applyOther(prop, v)
 	}
 	return err
@@ -175,6 +178,9 @@ func (p *configParser) setSnapCount(prop properties.Property) error {
 // checkRelations checks what involves more than one key.
 func (p *configParser) checkRelations() error {
 	if err := p.checkSessionTimeouts(); err != nil {
+		return err
+	}
+	if err := p.checkTLS(); err != nil {
 		return err
 	}
 	if len(p.c.Servers) == 0 {
@@ -412,18 +418,18 @@ var ignoredKeys = map[string]func(properties.Property) error{
 	"quorum.auth.enableSasl": checkBool, "quorum.auth.learnerRequireSasl": checkBool,
 	"quorum.auth.serverRequireSasl": checkBool, "jvm.pause.monitor": checkBool,
 	"multiAddress.enabled": checkBool, "multiAddress.reachabilityCheckEnabled": checkBool,
-	"secureClientPort": checkInt, "observerMasterPort": checkInt, "clientPortListenBacklog": checkInt,
+	"observerMasterPort": checkInt, "clientPortListenBacklog": checkInt,
 	"connectToLearnerMasterLimit": checkInt, "quorum.cnxn.threads.size": checkInt,
 	"multiAddress.reachabilityCheckTimeoutMs": checkInt, "jvm.pause.info-threshold.ms": checkLong,
 	"jvm.pause.warn-threshold.ms": checkLong, "jvm.pause.sleep.time.ms": checkLong,
 	"electionAlg": checkElectionAlg, "peerType": checkPeerType,
-	"secureClientPortAddress": nil, "quorum.auth.learner.saslLoginContext": nil,
-	"quorum.auth.server.saslLoginContext": nil, "quorum.auth.kerberos.servicePrincipal": nil,
+	"quorum.auth.learner.saslLoginContext": nil,
+	"quorum.auth.server.saslLoginContext":  nil, "quorum.auth.kerberos.servicePrincipal": nil,
 	"oraclePath": nil,
 	// System properties ZooKeeper reads (zoo.cfg sets them as zookeeper.KEY).
 	"preAllocSize": nil, "globalOutstandingLimit": nil, "maxCnxns": nil,
 	"commitLogCount": nil, "snapSizeLimitInKb": nil, "txnLogSizeLimitInKb": nil, "fsync.warningthresholdms": nil,
-	"forceSync": nil, "serverCnxnFactory": nil, "skipACL": nil, "leaderServes": nil, "cnxTimeout": nil,
+	"forceSync": nil, "skipACL": nil, "leaderServes": nil, "cnxTimeout": nil,
 	"electionPortBindRetry": nil, "audit.enable": nil, "digest.enabled": nil, "snapshot.trust.empty": nil,
 	"snapshot.compression.method": nil, "learner.asyncSending": nil, "learner.closeSocketAsync": nil,
 	"leader.closeSocketAsync": nil, "flushDelay": nil, "maxWriteQueuePollTime": nil, "maxBatchSize": nil,
@@ -431,12 +437,18 @@ var ignoredKeys = map[string]func(properties.Property) error{
 	"largeRequestMaxBytes": nil, "largeRequestThreshold": nil, "outstandingHandshake.limit": nil,
 	"watchManagerName": nil, "closeSessionTxn.enabled": nil,
 	"sessionRequireClientSASLAuth": nil, "kerberos.removeHostFromPrincipal": nil,
-	"kerberos.removeRealmFromPrincipal": nil, "X509AuthenticationProvider.superUser": nil,
+	"kerberos.removeRealmFromPrincipal":  nil,
 	"serializeLastProcessedZxid.enabled": nil,
+	// ssl.* keys of the client port that change nothing zkafka does (no
+	// revocation checks; Go verifies no client host names, as ZooKeeper's
+	// server side by default; the handshake has the connection's deadline).
+	"ssl.hostnameVerification": checkBool, "ssl.crl": checkBool, "ssl.ocsp": checkBool,
+	"ssl.handshakeDetectionTimeoutMillis": nil, "ssl.authProvider": nil, "ssl.sslProvider": nil,
+	"ssl.context.supplier.class": nil, "ssl.clientHostnameVerification": checkBool,
 }
 
 // ignoredPrefixes are families of such keys.
-var ignoredPrefixes = []string{"metricsProvider.", "authProvider.", "ssl.", "netty.", "connection_throttle_", "admin."}
+var ignoredPrefixes = []string{"metricsProvider.", "authProvider.", "ssl.quorum.", "netty.", "connection_throttle_", "admin."}
 
 func hasIgnoredPrefix(key string) bool {
 	return slices.ContainsFunc(ignoredPrefixes, func(p string) bool { return strings.HasPrefix(key, p) })

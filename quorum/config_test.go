@@ -1,6 +1,7 @@
 package quorum
 
 import (
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"os"
@@ -109,8 +110,30 @@ var zooCfgCases = []struct {
 	{"zookeeper.DigestAuthenticationProvider.superDigest=super:", "zookeeper.DigestAuthenticationProvider.superDigest", nil},
 	{"standaloneEnabled=false\nadmin.enableServer=false\nreconfigEnabled=true", "", func(Config) bool { return true }},
 	{"standaloneEnabled=maybe", "standaloneEnabled", nil},
-	{"quorumListenOnAllIPs=TRUE\nsecureClientPort=2281\njvm.pause.sleep.time.ms=500\nmetricsProvider.exportJvmInfo=true", "", func(Config) bool { return true }},
+	{"quorumListenOnAllIPs=TRUE\njvm.pause.sleep.time.ms=500\nmetricsProvider.exportJvmInfo=true", "", func(Config) bool { return true }},
 	{"secureClientPort=tls", "secureClientPort", nil},
+	// The secure client port (config_tls.go).
+	{"secureClientPort=2281", "secureClientPort", nil}, // no ssl.keyStore.location
+	{"secureClientPort=2281\nsecureClientPortAddress=10.0.0.1\nssl.keyStore.location=/k.p12\nssl.keyStore.type=pkcs12\nserverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory", "", func(c Config) bool {
+		return c.SecureClientAddr() == "10.0.0.1:2281" && c.TLS.KeyStore == "/k.p12" && c.TLS.ClientAuth == tls.RequireAndVerifyClientCert
+	}},
+	{"ssl.keyStore.type=BKS", "ssl.keyStore.type", nil},
+	{"ssl.trustStore.type=JKS\nssl.clientAuth=Want", "", func(c Config) bool { return c.TLS.ClientAuth == tls.VerifyClientCertIfGiven }},
+	{"ssl.clientAuth=none", "", func(c Config) bool { return c.TLS.ClientAuth == tls.NoClientCert }},
+	{"ssl.clientAuth=maybe", "ssl.clientAuth", nil},
+	{"ssl.protocol=TLSv1.3", "", func(c Config) bool {
+		return c.TLS.MinVersion == tls.VersionTLS13 && c.TLS.MaxVersion == tls.VersionTLS13
+	}},
+	{"ssl.enabledProtocols=TLSv1.2, TLSv1.3\nssl.protocol=TLSv1.3", "", func(c Config) bool {
+		return c.TLS.MinVersion == tls.VersionTLS12 && c.TLS.MaxVersion == tls.VersionTLS13
+	}},
+	{"ssl.protocol=TLSv1.1", "ssl.protocol", nil},
+	{"ssl.ciphersuites=TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_AES_128_GCM_SHA256", "", func(c Config) bool {
+		return len(c.TLS.CipherSuites) == 1 && c.TLS.CipherSuites[0] == tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256
+	}},
+	{"ssl.ciphersuites=TLS_RSA_WITH_RC4_128_SHA", "ssl.ciphersuites", nil},
+	{"ssl.hostnameVerification=maybe", "ssl.hostnameVerification", nil},
+	{"ssl.quorum.keyStore.location=/q.jks\nX509AuthenticationProvider.superUser=CN=admin", "", func(c Config) bool { return c.X509SuperUser == "CN=admin" }},
 	{"jvm.pause.warn-threshold.ms=1s", "jvm.pause.warn-threshold.ms", nil},
 	{"electionAlg=3", "", func(Config) bool { return true }},
 	{"electionAlg=1", "electionAlg", nil},

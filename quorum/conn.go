@@ -149,6 +149,9 @@ func (c *conn) serve() {
 		c.srv.watches.removeWatcher(c)
 		c.srv.removeConn(c)
 	}()
+	if !c.tlsHandshake() {
+		return
+	}
 	br := bufio.NewReaderSize(c.nc, 64<<10)
 	if word, ok := c.peekFourLetterWord(br); ok {
 		c.srv.serveFourLetterWord(c, word)

@@ -58,6 +58,7 @@ type Server struct {
 	started time.Time
 	// clientAddr is the client listener's address, set before serving.
 	clientAddr net.Addr
+	secureAddr net.Addr // the TLS client listener's; nil: none (secure.go)
 	// obs is the metrics and admin endpoints (metrics_http.go), set at
 	// start, before serving.
 	obs observability
@@ -124,6 +125,11 @@ func (s *Server) goTracked(name string, f func()) bool {
 // Serve accepts client connections on l until Shutdown. It always returns a
 // non-nil error; after Shutdown it is ErrServerClosed.
 func (s *Server) Serve(l net.Listener) error {
+	return s.serve(l, "zookeeper clients", s.accept)
+}
+
+// serve runs the accept loop of l, handing each connection to handle.
+func (s *Server) serve(l net.Listener, what string, handle func(net.Conn)) error {
 	s.mu.Lock()
 	if s.mu.closed {
 		s.mu.Unlock()
@@ -131,7 +137,7 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 	s.mu.listeners = append(s.mu.listeners, l)
 	s.mu.Unlock()
-	err := accept.Loop(l, s.done, s.log, "zookeeper clients", s.accept)
+	err := accept.Loop(l, s.done, s.log, what, handle)
 	if err == accept.ErrClosed {
 		return ErrServerClosed
 	}

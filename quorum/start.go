@@ -39,6 +39,8 @@ func StartWithListener(cfg Config, log *slog.Logger, l net.Listener) (*Server, e
 // startOptions are what tests change in a server beyond its Config.
 type startOptions struct {
 	logFS segment.FS // the raft log's file system; nil: the operating system's
+	// secure is the TLS client listener; nil: secureClientPort's, if set.
+	secure net.Listener
 }
 
 // start is StartWithListener with test options.
@@ -52,8 +54,21 @@ func start(cfg Config, log *slog.Logger, l net.Listener, opts startOptions) (*Se
 			return nil, err
 		}
 	}
+	secure, secureTLS, err := listenSecure(cfg, opts.secure)
+	if err != nil {
+		return nil, err
+	}
 	s := newServer(cfg, log, nil)
 	s.clientAddr = l.Addr()
+	started := false
+	if secure != nil {
+		s.secureAddr = secure.Addr()
+		defer func() { // a start that fails closes what it opened
+			if !started {
+				secure.Close()
+			}
+		}()
+	}
 	s.tree.Store(znode.New(s.treeOptions()))
 	s.setConfigNode(s.tree.Load())
 	s.stats.configWritten(cfg)
@@ -92,10 +107,25 @@ func start(cfg Config, log *slog.Logger, l net.Listener, opts startOptions) (*Se
 			log.Error("client listener stopped", "err", err)
 		}
 	})
-	log.Info("zookeeper server started", "addr", l.Addr().String(), "mode", s.mode(),
+	if secure != nil {
+		s.goTracked("zk-tls-listener", func() {
+			if err := s.serveSecure(secure, secureTLS); err != nil {
+				log.Error("TLS client listener stopped", "err", err)
+			}
+		})
+	}
+	started = true
+	log.Info("zookeeper server started", "addr", l.Addr().String(), "secureAddr", addrText(s.secureAddr), "mode", s.mode(),
 		"zxid", fmt.Sprintf("0x%x", s.tree.Load().LastZxid()), "nodes", s.tree.Load().NodeCount(),
 		"sessions", len(s.tree.Load().Sessions()), "tickTime", cfg.TickTime)
 	return s, nil
+}
+
+func addrText(a net.Addr) string {
+	if a == nil {
+		return ""
+	}
+	return a.String()
 }
 
 // Addr returns the client listener's address.

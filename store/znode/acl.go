@@ -55,7 +55,7 @@ func aclKey(acl []zkproto.ACL) string { return string(zkproto.AppendACLs(nil, ac
 // fixupACL is PrepRequestProcessor.fixupACL: drop duplicates, refuse an empty
 // list or an unknown scheme or a malformed id, and expand "auth" to every
 // identity of the session whose scheme is an authenticating provider
-// (digest; ip is not one, and super has no provider).
+// (digest and x509; ip is not one, and super has no provider).
 func fixupACL(acl []zkproto.ACL, auth []zkproto.ID) ([]zkproto.ACL, zkproto.Err) {
 	if len(acl) == 1 && acl[0].ID == zkproto.AnyoneIDUnsafe {
 		return acl, zkproto.ErrOK // the common case, without allocating
@@ -77,7 +77,7 @@ func fixupACL(acl []zkproto.ACL, auth []zkproto.ID) ([]zkproto.ACL, zkproto.Err)
 		case a.ID.Scheme == "auth":
 			n := len(out)
 			for _, id := range auth {
-				if id.Scheme == "digest" {
+				if id.Scheme == "digest" || id.Scheme == "x509" {
 					out = append(out, zkproto.ACL{Perms: a.Perms, ID: id})
 				}
 			}
@@ -103,9 +103,12 @@ func containsACL(l []zkproto.ACL, a zkproto.ACL) bool {
 }
 
 // validID is AuthenticationProvider.isValid for the providers ZooKeeper
-// registers by default: digest and ip.
+// registers by default, digest and ip, and x509 (any id is valid), which a
+// secure client port uses.
 func validID(id zkproto.ID) bool {
 	switch id.Scheme {
+	case "x509":
+		return true
 	case "digest":
 		return javaSplitLen(id.ID, ':') == 2
 	case "ip":
@@ -164,7 +167,7 @@ func checkACL(acl []zkproto.ACL, perm int32, auth []zkproto.ID, super bool) zkpr
 
 func matchID(scheme, id, expr string) bool {
 	switch scheme {
-	case "digest":
+	case "digest", "x509":
 		return id == expr
 	case "ip":
 		return matchIP(id, expr)
