@@ -50,13 +50,15 @@ func formatATV(atv pkix.AttributeTypeAndValue, der []byte) string {
 	return oid + "=#" + hex.EncodeToString(der)
 }
 
-// escapeRFC2253 escapes as RFC 2253 section 2.4 (and Java) do.
+// escapeRFC2253 escapes as Java's AVA.toRFC2253String does: RFC 2253's
+// specials anywhere (Java adds '=' and '#', which RFC 2253 escapes only
+// in front), and a leading or trailing space.
 func escapeRFC2253(s string) string {
 	var b strings.Builder
 	for i, r := range s {
 		switch {
-		case strings.ContainsRune(",+\"\\<>;", r),
-			i == 0 && (r == ' ' || r == '#'),
+		case strings.ContainsRune(",=+<>#;\"\\", r),
+			i == 0 && r == ' ',
 			i == len(s)-1 && r == ' ':
 			b.WriteByte('\\')
 		}
