@@ -58,7 +58,15 @@ type Options struct {
 	// ExtraArgs are passed to `zkafka zookeeper` before the zoo.cfg path
 	// (for example "-log-level", "debug"). Ignored by StartApache.
 	ExtraArgs []string
+	// ApacheClassPath are jars appended to Apache ZooKeeper's class path:
+	// NettyJars for serverCnxnFactory=NettyServerCnxnFactory (the secure
+	// client port). Ignored by StartZkafka.
+	ApacheClassPath []string
 }
+
+// NettyJars are the Netty jars of Debian's packages that Apache
+// ZooKeeper's Netty connection factory needs beyond its default class path.
+var NettyJars = []string{"/usr/share/java/netty-codec.jar", "/usr/share/java/netty-handler.jar"}
 
 func (o Options) tickTime() time.Duration {
 	if o.TickTime <= 0 {
@@ -164,7 +172,8 @@ func StartApache(t testing.TB, opts Options) *Server {
 	if opts.ContainerCheckInterval > 0 {
 		s.argv = append(s.argv, "-Dznode.container.checkIntervalMs="+strconv.FormatInt(opts.ContainerCheckInterval.Milliseconds(), 10))
 	}
-	s.argv = append(s.argv, "-cp", strings.Join([]string{s.dir, ApacheJar, slf4jLog4j, log4jJar, servletAPI}, ":"),
+	cp := append([]string{s.dir, ApacheJar, slf4jLog4j, log4jJar, servletAPI}, opts.ApacheClassPath...)
+	s.argv = append(s.argv, "-cp", strings.Join(cp, ":"),
 		apacheMain, filepath.Join(s.dir, "zoo.cfg"))
 	s.start()
 	return s

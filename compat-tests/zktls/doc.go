@@ -1,0 +1,6 @@
+// Package zktls checks the secure client port (secureClientPort, ssl.*)
+// against Apache ZooKeeper 3.8 and the zkafka binary with the same zoo.cfg
+// and key stores: a go-zookeeper session over TLS, ssl.clientAuth=need
+// refusing a client without a certificate, and an x509 ACL that lets only
+// the client whose certificate it names in. Run with -tags compat.
+package zktls

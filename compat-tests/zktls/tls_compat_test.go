@@ -1,0 +1,167 @@
+//go:build compat
+
+package zktls
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkafka/zkafka/compat-tests/zkserver"
+	"github.com/zkafka/zkafka/internal/keystore/keystoretest"
+)
+
+type certs struct {
+	ca, server, alice, bob *keystoretest.Cert
+	roots                  *x509.CertPool
+}
+
+func newCerts(t *testing.T) *certs {
+	ca := keystoretest.CA(t, "zkafka compat CA")
+	c := &certs{
+		ca:     ca,
+		server: keystoretest.Leaf(t, ca, pkix.Name{CommonName: "localhost"}),
+		alice:  keystoretest.Leaf(t, ca, pkix.Name{CommonName: "alice", Organization: []string{"zkafka"}}),
+		bob:    keystoretest.Leaf(t, ca, pkix.Name{CommonName: "bob", Organization: []string{"zkafka"}}),
+		roots:  x509.NewCertPool(),
+	}
+	c.roots.AddCert(ca.Cert)
+	return c
+}
+
+// zooCfg is the TLS part of zoo.cfg, the same for both servers, with the
+// stores of the given type ("PKCS12" or "PEM").
+func (c *certs) zooCfg(t *testing.T, typ string, port int) []string {
+	dir := t.TempDir()
+	var key, trust string
+	switch typ {
+	case "PKCS12":
+		key = keystoretest.WritePKCS12(t, dir, "server.p12", "secret", c.server, c.ca)
+		trust = keystoretest.WritePKCS12Trust(t, dir, "trust.p12", "secret", c.ca)
+	case "PEM":
+		key = keystoretest.WritePEM(t, dir, "server.pem", c.server)
+		trust = keystoretest.WriteCertPEM(t, dir, "trust.pem", c.ca)
+	}
+	lines := []string{
+		"secureClientPort=" + strconv.Itoa(port),
+		"serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
+		"authProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider",
+		"ssl.keyStore.location=" + key, "ssl.keyStore.type=" + typ,
+		"ssl.trustStore.location=" + trust, "ssl.trustStore.type=" + typ,
+		"ssl.clientAuth=need",
+	}
+	if typ == "PKCS12" {
+		// For PEM, ZooKeeper takes a key store password as the key's
+		// encryption password: the PEM key here is not encrypted.
+		lines = append(lines, "ssl.keyStore.password=secret", "ssl.trustStore.password=secret")
+	}
+	return lines
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func (c *certs) client(cert *keystoretest.Cert) *tls.Config {
+	tc := &tls.Config{RootCAs: c.roots, ServerName: "localhost"}
+	if cert != nil {
+		tc.Certificates = []tls.Certificate{{Certificate: [][]byte{cert.Cert.Raw}, PrivateKey: cert.Key}}
+	}
+	return tc
+}
+
+type quiet struct{}
+
+func (quiet) Printf(string, ...any) {}
+
+func connect(t *testing.T, addr string, tc *tls.Config) *zk.Conn {
+	t.Helper()
+	dialer := func(network, a string, timeout time.Duration) (net.Conn, error) {
+		return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, network, a, tc)
+	}
+	c, events, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithDialer(dialer), zk.WithLogger(quiet{}), zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case ev := <-events:
+			if ev.State == zk.StateHasSession {
+				return c
+			}
+		case <-deadline:
+			t.Fatalf("no TLS session on %s", addr)
+		}
+	}
+}
+
+// refused reports whether a TLS client gets no answer to a four-letter
+// word (the server refuses it during or right after the handshake).
+func refused(addr string, tc *tls.Config) bool {
+	c, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", addr, tc)
+	if err != nil {
+		return true
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, err := c.Write([]byte("srvr")); err != nil {
+		return true
+	}
+	_, err = c.Read(make([]byte, 1))
+	return err != nil
+}
+
+// TestSecureClientPort runs one check on both servers for each store type.
+func TestSecureClientPort(t *testing.T) {
+	c := newCerts(t)
+	for _, typ := range []string{"PKCS12", "PEM"} {
+		for kind, start := range map[string]func(testing.TB, zkserver.Options) *zkserver.Server{
+			"apache": zkserver.StartApache, "zkafka": zkserver.StartZkafka,
+		} {
+			t.Run(typ+"/"+kind, func(t *testing.T) {
+				port := freePort(t)
+				start(t, zkserver.Options{ExtraConfig: c.zooCfg(t, typ, port),
+					FourLetterWords: []string{"srvr", "ruok"}, ApacheClassPath: zkserver.NettyJars})
+				checkSecurePort(t, c, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+			})
+		}
+	}
+}
+
+func checkSecurePort(t *testing.T, c *certs, addr string) {
+	if !refused(addr, c.client(nil)) {
+		t.Fatal("ssl.clientAuth=need: a client without a certificate was served")
+	}
+	alice, bob := connect(t, addr, c.client(c.alice)), connect(t, addr, c.client(c.bob))
+	aliceOnly := []zk.ACL{{Perms: zk.PermAll, Scheme: "x509", ID: "CN=alice,O=zkafka"}}
+	if _, err := alice.Create("/alice", []byte("a"), 0, aliceOnly); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := alice.Get("/alice"); err != nil {
+		t.Fatalf("alice reads her node: %v", err)
+	}
+	if _, _, err := bob.Get("/alice"); !errors.Is(err, zk.ErrNoAuth) {
+		t.Fatalf("bob reads alice's node: %v, want no auth", err)
+	}
+	if _, err := alice.Create("/mine", nil, 0, zk.AuthACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	acl, _, err := alice.GetACL("/mine")
+	if err != nil || len(acl) != 1 || acl[0] != aliceOnly[0] {
+		t.Fatalf("auth ACL became %v (%v), want %v", acl, err, aliceOnly)
+	}
+}
