@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -163,5 +164,47 @@ func checkSecurePort(t *testing.T, c *certs, addr string) {
 	acl, _, err := alice.GetACL("/mine")
 	if err != nil || len(acl) != 1 || acl[0] != aliceOnly[0] {
 		t.Fatalf("auth ACL became %v (%v), want %v", acl, err, aliceOnly)
+	}
+}
+
+// TestSecureClientAuthWantNone: under ssl.clientAuth=want a client without
+// a certificate gets a session with no x509 identity, one with a
+// certificate gets its identity; under none the server asks for no
+// certificate, so nobody has one. Apache ZooKeeper needs no
+// authProvider.x509 line for this: its secure port has the provider.
+func TestSecureClientAuthWantNone(t *testing.T) {
+	c := newCerts(t)
+	for _, auth := range []string{"want", "none"} {
+		for kind, start := range map[string]func(testing.TB, zkserver.Options) *zkserver.Server{
+			"apache": zkserver.StartApache, "zkafka": zkserver.StartZkafka,
+		} {
+			t.Run(auth+"/"+kind, func(t *testing.T) {
+				port := freePort(t)
+				var cfg []string
+				for _, l := range c.zooCfg(t, "PKCS12", port) {
+					switch {
+					case l == "ssl.clientAuth=need":
+						l = "ssl.clientAuth=" + auth
+					case strings.HasPrefix(l, "authProvider."):
+						continue
+					}
+					cfg = append(cfg, l)
+				}
+				start(t, zkserver.Options{ExtraConfig: cfg, ApacheClassPath: zkserver.NettyJars})
+				addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+				anon := connect(t, addr, c.client(nil))
+				if _, err := anon.Create("/anon", nil, 0, zk.AuthACL(zk.PermAll)); !errors.Is(err, zk.ErrInvalidACL) {
+					t.Fatalf("auth ACL without a certificate: %v, want invalid ACL", err)
+				}
+				alice := connect(t, addr, c.client(c.alice))
+				_, err := alice.Create("/alice", nil, 0, zk.AuthACL(zk.PermAll))
+				if auth == "want" && err != nil {
+					t.Fatalf("want: auth ACL with a certificate: %v", err)
+				}
+				if auth == "none" && !errors.Is(err, zk.ErrInvalidACL) {
+					t.Fatalf("none: auth ACL with an unasked certificate: %v, want invalid ACL", err)
+				}
+			})
+		}
 	}
 }
