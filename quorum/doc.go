@@ -10,6 +10,7 @@
 //	cfg, err := quorum.LoadConfig("zoo.cfg", log) // or quorum.DefaultConfig(dir)
 //	s, err := quorum.Start(cfg, log)              // or StartWithListener(cfg, log, l)
 //	addr := s.Addr()                              // the client listener
+//	tlsAddr := s.SecureAddr()                     // secureClientPort's TLS listener (nil without one)
 //	...
 //	err = s.Shutdown(ctx)                         // or s.Close(); sessions survive a restart
 //
@@ -42,6 +43,9 @@
 //	config.go           Config, zoo.cfg (through internal/properties) and myid
 //	config_keys.go      the rules of every zoo.cfg key (QuorumPeerConfig's, or stricter)
 //	config_dynamic.go   dynamicConfigFile: the server.N lines of zoo.cfg.dynamic.VERSION
+//	config_tls.go       secureClientPort and ssl.*: the client TLS (stores through internal/keystore)
+//	secure.go           the TLS client listener, the handshake, x509 identities of client certificates
+//	dn.go               a certificate's subject as Java's X500Principal.getName() writes it
 //	stats.go            the counters the four-letter words report
 //	metrics.go          the Prometheus metrics (mntr's numbers, Apache's provider's names)
 //	metrics_config.go   metricsProvider.* and admin.* (Prometheus endpoint, AdminServer)

@@ -56,10 +56,18 @@ func clientTLS(roots *x509.CertPool, cert *keystoretest.Cert) *tls.Config {
 // a free port of 127.0.0.1.
 func startSecureServer(t *testing.T, tc TLSConfig) *Server {
 	t.Helper()
+	return startSecureServerCfg(t, tc)
+}
+
+func startSecureServerCfg(t *testing.T, tc TLSConfig, edit ...func(*Config)) *Server {
+	t.Helper()
 	cfg := DefaultConfig(t.TempDir())
 	cfg.TickTime = 100 * time.Millisecond
 	cfg.MinSessionTimeout, cfg.MaxSessionTimeout = 0, 0
 	cfg.TLS = tc
+	for _, e := range edit {
+		e(&cfg)
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -232,5 +240,21 @@ func TestSecurePortX509ACL(t *testing.T) {
 	acl, _, err := alice.GetACL("/mine")
 	if err != nil || len(acl) != 1 || acl[0] != aliceOnly[0] {
 		t.Fatalf("auth ACL became %v (%v), want %v", acl, err, aliceOnly)
+	}
+}
+
+// TestSecurePortX509SuperUser: X509AuthenticationProvider.superUser's DN
+// passes every ACL.
+func TestSecurePortX509SuperUser(t *testing.T) {
+	p := newPKI(t)
+	tc := p.pemTLS(t, tls.RequireAndVerifyClientCert)
+	s := startSecureServerCfg(t, tc, func(c *Config) { c.X509SuperUser = "CN=bob,O=zkafka" })
+	alice := connectTLS(t, s, clientTLS(p.pool, p.alice))
+	bob := connectTLS(t, s, clientTLS(p.pool, p.bob))
+	if _, err := alice.Create("/alice", []byte("a"), 0, []zk.ACL{{Perms: zk.PermAll, Scheme: "x509", ID: "CN=alice,O=zkafka"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := bob.Get("/alice"); err != nil {
+		t.Fatalf("the x509 super user reads alice's node: %v", err)
 	}
 }
