@@ -7,6 +7,8 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -256,5 +258,26 @@ func TestSecurePortX509SuperUser(t *testing.T) {
 	}
 	if _, _, err := bob.Get("/alice"); err != nil {
 		t.Fatalf("the x509 super user reads alice's node: %v", err)
+	}
+}
+
+// TestSecurePortBadStoreFailsStart: a key store that cannot be read stops
+// the start, naming the key, as ZooKeeper fails to start its factory.
+func TestSecurePortBadStoreFailsStart(t *testing.T) {
+	cfg := DefaultConfig(t.TempDir())
+	cfg.SecureClientPort = 1
+	cfg.TLS.KeyStore = filepath.Join(t.TempDir(), "missing.p12")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	s, err := StartWithListener(cfg, slog.New(slog.DiscardHandler), l)
+	if err == nil {
+		s.Close()
+		t.Fatal("started without its key store")
+	}
+	if !strings.Contains(err.Error(), "ssl.keyStore") {
+		t.Fatalf("err %v, want one naming ssl.keyStore", err)
 	}
 }

@@ -1,6 +1,7 @@
 package keystore
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
@@ -65,6 +66,9 @@ func LoadKeyPair(path, password, typ string) (tls.Certificate, error) {
 	var cert tls.Certificate
 	switch t {
 	case PEM:
+		if bytes.Contains(data, []byte("-----BEGIN ENCRYPTED PRIVATE KEY-----")) {
+			return tls.Certificate{}, fmt.Errorf("keystore: PEM %s: encrypted private keys are not supported; store the key unencrypted or use PKCS12", path)
+		}
 		cert, err = tls.X509KeyPair(data, data)
 	case PKCS12:
 		cert, err = pkcs12KeyPair(data, password)

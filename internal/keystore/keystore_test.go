@@ -3,6 +3,7 @@ package keystore_test
 import (
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"os"
 	"strings"
 	"testing"
 
@@ -77,5 +78,13 @@ func TestParseTypeErrors(t *testing.T) {
 	}
 	if _, err := keystore.ParseType("", "store.bin"); err == nil {
 		t.Fatal("guessed a type for .bin")
+	}
+}
+
+func TestEncryptedPEMRefused(t *testing.T) {
+	p := keystoretest.WriteCertPEM(t, t.TempDir(), "k.pem")
+	os.WriteFile(p, []byte("-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----\n"), 0o600)
+	if _, err := keystore.LoadKeyPair(p, "pw", "PEM"); err == nil || !strings.Contains(err.Error(), "encrypted private keys are not supported") {
+		t.Fatalf("err %v", err)
 	}
 }
