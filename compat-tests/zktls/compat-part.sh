@@ -2,7 +2,7 @@
 # exports ZKAFKA_BIN): the secure client port (TLS, x509 ACLs) of Apache
 # ZooKeeper 3.8 and zkafka with the same zoo.cfg and key stores.
 if [ "${ZKAFKA_ZK_READY:-1}" = 1 ] && [ -n "${ZKAFKA_BIN:-}" ] && [ -x "${ZKAFKA_BIN}" ]; then
-	check zookeeper "secure client port" zk-tls "${GOTEST[@]}" -run '^TestSecureClient(Port|AuthWantNone)$' ./compat-tests/zktls/
+	check zookeeper "secure client port" zk-tls "${GOTEST[@]}" -run '^TestSecureClient(Port|PortJKS|AuthWantNone)$' ./compat-tests/zktls/
 else
 	result "NOT RUN" zookeeper "secure client port" "no zkafka binary"
 fi

@@ -8,6 +8,8 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -206,5 +208,38 @@ func TestSecureClientAuthWantNone(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSecureClientPortJKS serves the JKS key store made by keytool
+// (internal/keystore/testdata, see its TestJKS) on both servers.
+func TestSecureClientPortJKS(t *testing.T) {
+	root, err := zkserver.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "internal", "keystore", "testdata")
+	pemCert, err := os.ReadFile(filepath.Join(dir, "server.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pemCert)
+	for kind, start := range map[string]func(testing.TB, zkserver.Options) *zkserver.Server{
+		"apache": zkserver.StartApache, "zkafka": zkserver.StartZkafka,
+	} {
+		t.Run(kind, func(t *testing.T) {
+			port := freePort(t)
+			start(t, zkserver.Options{ApacheClassPath: zkserver.NettyJars, ExtraConfig: []string{
+				"secureClientPort=" + strconv.Itoa(port),
+				"serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
+				"ssl.keyStore.location=" + filepath.Join(dir, "keystore.jks"),
+				"ssl.keyStore.password=changeit", "ssl.keyStore.type=JKS", "ssl.clientAuth=none",
+			}})
+			c := connect(t, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), &tls.Config{RootCAs: roots, ServerName: "localhost"})
+			if _, err := c.Create("/jks", []byte("x"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
