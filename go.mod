@@ -21,8 +21,9 @@ require (
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1
 	go.etcd.io/raft/v3 v3.7.0
 	golang.org/x/sys v0.49.0
-	golang.org/x/term v0.29.0
+	golang.org/x/term v0.43.0
 	google.golang.org/protobuf v1.36.12
+	software.sslmate.com/src/go-pkcs12 v0.7.4
 )
 
 require (
@@ -35,6 +36,7 @@ require (
 	github.com/pandatix/go-abnf v0.5.5 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
+	golang.org/x/crypto v0.51.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 )
 
