@@ -24,7 +24,7 @@ type Env struct {
 	// order (Addrs[0] == Addr); a configuration with several listeners
 	// (PLAINTEXT and SSL) gets one socket for each.
 	Addrs []string
-	Logs   *Logs  // the broker's warnings and errors
+	Logs  *Logs // the broker's warnings and errors
 
 	b      *broker.Broker
 	served chan error
