@@ -130,6 +130,9 @@ func (c *conn) evict() {
 // serve is the reader goroutine.
 func (c *conn) serve() {
 	defer c.b.trackConn(c, false)
+	if c.tls && !c.handshake() {
+		return
+	}
 	if !c.b.goTracked("kafka-conn-writer", c.writeLoop) {
 		c.nc.Close()
 		return

@@ -1,9 +1,11 @@
 package broker
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // serverTLS builds the tls.Config of the SSL listeners from ssl.*: the
@@ -71,4 +73,26 @@ func (b *Broker) initTLS() error {
 	}
 	b.tlsCfg, err = b.cfg.SSL.serverTLS()
 	return err
+}
+
+// tlsHandshakeTimeout bounds a TLS handshake: a client that connects and
+// never finishes it (or sends nothing) is closed then, not held open.
+var tlsHandshakeTimeout = 10 * time.Second
+
+// handshake runs the TLS handshake of an SSL listener's connection under
+// tlsHandshakeTimeout (Shutdown's read deadline ends it too). A failure
+// closes the connection with a log line naming the remote address.
+func (c *conn) handshake() bool {
+	tc, ok := c.nc.(*tls.Conn)
+	if !ok {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), tlsHandshakeTimeout)
+	defer cancel()
+	if err := tc.HandshakeContext(ctx); err != nil {
+		c.log.Info("TLS handshake failed; closing the connection", "err", err)
+		c.nc.Close()
+		return false
+	}
+	return true
 }

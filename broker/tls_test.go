@@ -77,3 +77,27 @@ func TestFetchOverTLSCopiesRecords(t *testing.T) {
 		t.Fatalf("copied %d record bytes, want %d", n, want)
 	}
 }
+
+// TestTLSHandshakeBounded: a client that opens a connection to an SSL
+// listener and never sends its hello is closed after tlsHandshakeTimeout.
+func TestTLSHandshakeBounded(t *testing.T) {
+	defer func(d time.Duration) { tlsHandshakeTimeout = d }(tlsHandshakeTimeout)
+	tlsHandshakeTimeout = 50 * time.Millisecond
+	b, _ := newTestBroker(t)
+	cert, _ := selfSigned(t)
+	server, client := net.Pipe()
+	defer client.Close()
+	c := newConn(b, tls.Server(server, &tls.Config{Certificates: []tls.Certificate{cert}}))
+	c.tls = true
+	done := make(chan struct{})
+	go func() { c.serve(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a silent client held the TLS handshake open for 10 s")
+	}
+	client.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := client.Read(make([]byte, 1)); err == nil {
+		t.Fatal("connection still open after the handshake timed out")
+	}
+}
