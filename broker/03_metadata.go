@@ -34,7 +34,8 @@ func handleMetadata(c *conn, hdr *kproto.RequestHeader, body []byte) (*response,
 	cid := b.clusterID
 	resp.ClusterID = &cid
 	for _, br := range b.cluster.liveBrokers() {
-		resp.Brokers = append(resp.Brokers, kproto.MetadataBroker{NodeID: br.id, Host: br.host, Port: br.port})
+		host, port := br.at(c.listener)
+		resp.Brokers = append(resp.Brokers, kproto.MetadataBroker{NodeID: br.id, Host: host, Port: port})
 	}
 	if req.AllTopics() {
 		for _, t := range b.cluster.allTopics() {

@@ -17,14 +17,15 @@ func init() { regKey(kproto.KeyFindCoordinator, 0, 4, kmsgHandler(handleFindCoor
 
 func handleFindCoordinator(c *conn, req *kmsg.FindCoordinatorRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
-	host, port := c.b.selfEndpoint()
+	host, port := c.b.selfEndpoint(c.listener)
 	answer := func(keyType int8, key string) (code int16, id int32, h string, p int32, msg *string) {
 		if keyType != 0 {
 			m := "transactions are not supported"
 			return int16(kproto.CodeCoordinatorNotAvailable), -1, "", -1, &m
 		}
 		if br, _, ok := c.b.coordinatorFor(key); ok {
-			return 0, br.id, br.host, br.port, nil
+			h, p := br.at(c.listener)
+			return 0, br.id, h, p, nil
 		}
 		return 0, c.b.cfg.BrokerID, host, port, nil
 	}
@@ -41,11 +42,10 @@ func handleFindCoordinator(c *conn, req *kmsg.FindCoordinatorRequest) (kmsg.Resp
 	return resp, nil
 }
 
-// selfEndpoint is this broker's advertised host and port, from the cache
-// of /brokers/ids.
-func (b *Broker) selfEndpoint() (string, int32) {
+// selfEndpoint is this broker's advertised host and port on listener,
+// from the cache of /brokers/ids.
+func (b *Broker) selfEndpoint(listener string) (string, int32) {
 	b.cluster.mu.RLock()
 	defer b.cluster.mu.RUnlock()
-	br := b.cluster.brokers[b.cfg.BrokerID]
-	return br.host, br.port
+	return b.cluster.brokers[b.cfg.BrokerID].at(listener)
 }

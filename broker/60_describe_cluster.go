@@ -26,7 +26,8 @@ func handleDescribeCluster(c *conn, req *kmsg.DescribeClusterRequest) (kmsg.Resp
 	resp.ClusterAuthorizedOperations = authorizedOpsUnknown
 	for _, br := range c.b.cluster.liveBrokers() {
 		rb := kmsg.NewDescribeClusterResponseBroker()
-		rb.NodeID, rb.Host, rb.Port = br.id, br.host, br.port
+		rb.Host, rb.Port = br.at(c.listener)
+		rb.NodeID = br.id
 		resp.Brokers = append(resp.Brokers, rb)
 	}
 	return resp, nil

@@ -63,7 +63,13 @@ func newTestBroker(t testing.TB) (*Broker, *partition) {
 // fetchOver serves one Fetch of topic t on server and returns the
 // record bytes the client received.
 func fetchOver(t *testing.T, b *Broker, server, client net.Conn) int {
+	return fetchOverConn(t, b, server, client, func(*conn) {})
+}
+
+// fetchOverConn is fetchOver with setup applied to the server's conn.
+func fetchOverConn(t *testing.T, b *Broker, server, client net.Conn, setup func(*conn)) int {
 	c := newConn(b, server)
+	setup(c)
 	done := make(chan struct{})
 	go func() { c.writeLoop(); close(done) }()
 	req := kmsg.NewPtrFetchRequest()

@@ -47,6 +47,8 @@ type brokerInfo struct {
 	id   int32
 	host string
 	port int32
+	// endpoints are its listeners by name (endpoints.go).
+	endpoints map[string]hostPort
 }
 
 func (cl *cluster) init() {

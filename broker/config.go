@@ -21,10 +21,16 @@ import (
 // DefaultConfig.
 type Config struct {
 	BrokerID int32 // broker.id
-	// Listeners are "PLAINTEXT://host:port" (listeners); only PLAINTEXT is
-	// served. Serve takes its listener from the caller; ListenAndServe
-	// listens on the first of these.
+	// Listeners are "NAME://host:port" (listeners), each NAME's security
+	// protocol given by ListenerProtocols; PLAINTEXT and SSL are served.
+	// ListenAndServe listens on all of them; Serve takes the first one's
+	// listener from the caller, ServeListeners one for each.
 	Listeners []string
+	// ListenerProtocols is listener.security.protocol.map, by upper-case
+	// listener name; nil means Kafka's default (each protocol's own name).
+	ListenerProtocols map[string]string
+	// SSL is the ssl.* keys of the SSL listeners (config_tls.go).
+	SSL SSLConfig
 	// AdvertisedListeners are registered in /brokers/ids and returned by
 	// Metadata (advertised.listeners). Empty means the listener's address.
 	AdvertisedListeners []string
@@ -95,6 +101,7 @@ func DefaultConfig(dataDir string) Config {
 		QueuedMaxRequestBytes:    DefaultQueuedMaxRequestBytes,
 		Groups:                   DefaultGroupConfig(),
 		Metrics:                  DefaultMetricsConfig(),
+		SSL:                      DefaultSSLConfig(),
 		Cleaner:                  DefaultCleanerConfig(),
 	}
 }
@@ -147,6 +154,8 @@ func ParseProperties(r io.Reader, log *slog.Logger) (Config, error) {
 			cfg.Listeners, err = listenersProp(v, false)
 		case "advertised.listeners":
 			cfg.AdvertisedListeners, err = listenersProp(v, true)
+		case "listener.security.protocol.map":
+			cfg.ListenerProtocols, err = protocolMapProp(v)
 		case "log.dirs", "log.dir":
 			err = rel.setLogDirs(p)
 		case "zookeeper.connect":
@@ -194,6 +203,13 @@ func ParseProperties(r io.Reader, log *slog.Logger) (Config, error) {
 	if err := rel.apply(&cfg); err != nil {
 		return cfg, err
 	}
+	if key, err := cfg.checkListeners(); err != nil {
+		p, set := rel.seen[key]
+		if !set {
+			p = properties.Property{Key: key, Value: strings.Join(cfg.Listeners, ",")}
+		}
+		return cfg, p.Bad(err.Error())
+	}
 	if q, set := rel.seen["queued.max.request.bytes"]; !set {
 		// The default bound makes room for a larger socket.request.max.bytes.
 		cfg.QueuedMaxRequestBytes = max(cfg.QueuedMaxRequestBytes, int64(cfg.SocketRequestMaxBytes))
@@ -215,6 +231,9 @@ func applyOtherProperty(cfg *Config, p properties.Property, log *slog.Logger) er
 		return err
 	}
 	if ok, err := cfg.Cleaner.parseProperty(k, v); ok {
+		return err
+	}
+	if ok, err := cfg.SSL.parseProperty(k, v); ok {
 		return err
 	}
 	if d := topicDefaultForBrokerKey(k); d != nil {
@@ -268,10 +287,8 @@ func (c *Config) validate() error {
 	case c.QueuedMaxRequestBytes > 0 && c.QueuedMaxRequestBytes < int64(c.SocketRequestMaxBytes):
 		return fmt.Errorf("queued.max.request.bytes (%d) must be <= 0 or at least socket.request.max.bytes (%d)", c.QueuedMaxRequestBytes, c.SocketRequestMaxBytes)
 	}
-	for _, l := range append(append([]string(nil), c.Listeners...), c.AdvertisedListeners...) {
-		if _, _, err := parseListener(l); err != nil {
-			return err
-		}
+	if _, err := c.checkListeners(); err != nil {
+		return err
 	}
 	return c.Cleaner.validate()
 }
@@ -285,26 +302,32 @@ func (c *Config) ListenAddr() string {
 	return addr
 }
 
-// parseListener splits "PLAINTEXT://host:port" into its name and address,
-// with Kafka's rules (EndPoint's NAME://host:port, the host possibly empty
-// or an IPv6 address in brackets, the port 0-65535); only PLAINTEXT is
-// served.
+// parseListener splits "NAME://host:port" into its upper-case name and
+// address, with Kafka's rules (EndPoint's NAME://host:port, the host
+// possibly empty or an IPv6 address in brackets, the port 0-65535). The
+// name's security protocol comes from listener.security.protocol.map
+// (Config.listenerProtocol).
 func parseListener(s string) (name, addr string, err error) {
 	name, hostport, ok := strings.Cut(s, "://")
-	if !ok || name == "" {
-		return "", "", fmt.Errorf("listener %q: want PLAINTEXT://host:port", s)
-	}
-	if !strings.EqualFold(name, "PLAINTEXT") {
-		return "", "", fmt.Errorf("listener %q: only PLAINTEXT is supported", s)
+	if !ok || !validListenerName(name) {
+		return "", "", fmt.Errorf("listener %q: want NAME://host:port", s)
 	}
 	host, port, err := net.SplitHostPort(hostport)
 	if err != nil || !validListenerHost(host) {
-		return "", "", fmt.Errorf("listener %q: want PLAINTEXT://host:port", s)
+		return "", "", fmt.Errorf("listener %q: want NAME://host:port", s)
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
 		return "", "", fmt.Errorf("listener %q: the port must be an integer from 0 to 65535", s)
 	}
-	return "PLAINTEXT", net.JoinHostPort(host, port), nil
+	return strings.ToUpper(name), net.JoinHostPort(host, port), nil
+}
+
+// validListenerName: letters, digits, '_' and '-', as listener names are
+// written (Kafka itself takes any text before "://").
+func validListenerName(n string) bool {
+	return n != "" && !strings.ContainsFunc(n, func(r rune) bool {
+		return !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '_' || r == '-')
+	})
 }
 
 // validListenerHost: the characters of Kafka's listener regex,

@@ -28,7 +28,10 @@ import (
 //     log.retention.ms over .minutes over .hours, whose result must be >= 1
 //     or negative (unlimited).
 //   - listeners: NAME://host:port, different names and ports;
-//     advertised.listeners: never 0.0.0.0. Only PLAINTEXT is served.
+//     advertised.listeners: never 0.0.0.0, names among those of
+//     listeners; each name's protocol from listener.security.protocol.map
+//     (PLAINTEXT and SSL are served); an SSL listener needs
+//     ssl.keystore.location (config_tls.go).
 //   - zookeeper.connect: host[:port],...[/chroot], a chroot being a valid
 //     ZooKeeper path (ZooKeeper's ConnectStringParser).
 //
@@ -72,7 +75,7 @@ func durationOf(n int64, unit time.Duration) time.Duration {
 func listenersProp(v string, advertised bool) ([]string, error) {
 	list := splitList(v)
 	if len(list) == 0 {
-		return nil, fmt.Errorf("must be a comma-separated list of PLAINTEXT://host:port")
+		return nil, fmt.Errorf("must be a comma-separated list of NAME://host:port")
 	}
 	names, ports := map[string]bool{}, map[string]bool{}
 	for _, l := range list {
@@ -293,7 +296,7 @@ var ignoredProperties = map[string]func(string) error{
 	"max.connections.per.ip": atLeast(0, math.MaxInt32), "connections.max.idle.ms": atLeast(math.MinInt64, math.MaxInt64),
 	"auto.leader.rebalance.enable": isBool, "controlled.shutdown.enable": isBool,
 	"log.preallocate": isBool, "zookeeper.set.acl": isBool, "allow.everyone.if.no.acl.found": isBool,
-	"listener.security.protocol.map": nil, "inter.broker.listener.name": nil, "security.inter.broker.protocol": nil,
+	"inter.broker.listener.name": nil, "security.inter.broker.protocol": nil,
 	"inter.broker.protocol.version": nil, "log.message.format.version": nil, "broker.rack": nil, "metric.reporters": nil,
 	"authorizer.class.name": nil, "super.users": nil, "principal.builder.class": nil, "max.connections.per.ip.overrides": nil,
 	"control.plane.listener.name": nil, "zookeeper.clientCnxnSocket": nil, "kafka.metrics.reporters": nil,

@@ -53,7 +53,7 @@ var errNotController = errors.New("this broker is not the controller")
 
 // startCluster registers the broker, runs for controller and starts the
 // watches. Called once, by the first Serve.
-func (b *Broker) startCluster(addr net.Addr) error {
+func (b *Broker) startCluster(addr []net.Addr) error {
 	if err := b.registerBroker(addr); err != nil {
 		return err
 	}
@@ -74,16 +74,13 @@ func (b *Broker) startCluster(addr net.Addr) error {
 }
 
 // registerBroker creates the ephemeral /brokers/ids/{id}.
-func (b *Broker) registerBroker(addr net.Addr) error {
-	host, port, err := b.advertised(addr)
+func (b *Broker) registerBroker(addr []net.Addr) error {
+	eps, err := b.endpoints(addr)
 	if err != nil {
 		return err
 	}
-	z := zkmeta.BrokerZNode{
-		ListenerSecurityProtocolMap: map[string]string{"PLAINTEXT": "PLAINTEXT"},
-		Endpoints:                   []string{"PLAINTEXT://" + net.JoinHostPort(host, strconv.Itoa(port))},
-		JMXPort:                     -1, Host: host, Port: port, Timestamp: zkmeta.NowMillisString(), Version: 5,
-	}
+	z := brokerZNode(eps)
+	host, port := eps[0].host, eps[0].port
 	deadline := time.Now().Add(2 * b.cfg.ZooKeeperSessionTimeout)
 	for {
 		err = b.zk.Create(zkmeta.BrokerPath(b.cfg.BrokerID), zkmeta.MustJSON(z), zk.FlagEphemeral)
@@ -119,33 +116,9 @@ func (b *Broker) registerBroker(addr net.Addr) error {
 	return nil
 }
 
-// advertised is the host and port clients should use.
-func (b *Broker) advertised(addr net.Addr) (string, int, error) {
-	hostport := addr.String()
-	if len(b.cfg.AdvertisedListeners) > 0 {
-		_, hostport, _ = parseListener(b.cfg.AdvertisedListeners[0])
-	} else if len(b.cfg.Listeners) > 0 {
-		// A listener with a fixed host keeps it; port 0 takes the real port.
-		_, l, _ := parseListener(b.cfg.Listeners[0])
-		if h, p, err := net.SplitHostPort(l); err == nil && h != "" && h != "0.0.0.0" && h != "::" {
-			_, realPort, _ := net.SplitHostPort(hostport)
-			if p == "0" {
-				p = realPort
-			}
-			hostport = net.JoinHostPort(h, p)
-		}
-	}
-	h, p, err := net.SplitHostPort(hostport)
-	if err != nil {
-		return "", 0, err
-	}
-	port, err := strconv.Atoi(p)
-	return h, port, err
-}
-
 // sessionLoop re-registers the broker after its ZooKeeper session expired
 // (go-zookeeper then opens a new session, without our ephemerals).
-func (b *Broker) sessionLoop(addr net.Addr) {
+func (b *Broker) sessionLoop(addr []net.Addr) {
 	expired := false
 	for {
 		select {
@@ -178,7 +151,7 @@ func (b *Broker) sessionLoop(addr net.Addr) {
 // it succeeds: a connection lost during the create (ZooKeeper flapping
 // right after the expiry) must not leave the broker unregistered. It
 // reports false if the broker shut down first.
-func (b *Broker) reregister(addr net.Addr) bool {
+func (b *Broker) reregister(addr []net.Addr) bool {
 	for {
 		err := b.registerBroker(addr)
 		if err == nil {
@@ -318,7 +291,12 @@ func (b *Broker) refreshBrokers() <-chan zk.Event {
 		if err != nil || json.Unmarshal(data, &z) != nil {
 			continue
 		}
-		m[int32(id)] = brokerInfo{id: int32(id), host: z.Host, port: int32(z.Port)}
+		info := brokerInfo{id: int32(id), host: z.Host, port: int32(z.Port), endpoints: parseEndpoints(&z)}
+		if hp, ok := firstEndpoint(&z); z.Port < 0 && ok {
+			// No PLAINTEXT listener: host and port are null and -1.
+			info.host, info.port = hp.host, hp.port
+		}
+		m[int32(id)] = info
 	}
 	b.cluster.mu.Lock()
 	b.cluster.brokers = m

@@ -9,7 +9,8 @@
 //
 //	cfg, err := broker.LoadConfig("server.properties", log) // or broker.DefaultConfig(dir)
 //	b, err := broker.New(cfg, log)   // connects to ZooKeeper, loads topics, opens partitions
-//	go b.Serve(listener)             // or b.ListenAndServe(): registers /brokers/ids/{id}, runs for controller
+//	go b.Serve(listener)             // or b.ListenAndServe() (every listener), b.ServeListeners(ls):
+//	                                 // registers /brokers/ids/{id}, runs for controller
 //	...
 //	err = b.Shutdown(ctx)            // Serve returns ErrServerClosed
 //
@@ -18,7 +19,10 @@
 //	NN_name.go      one file per API key (00_produce.go ... 60_describe_cluster.go), each
 //	                opening with its version notes and registering its range (regKey)
 //	registry.go     the registry, dispatch rules, ApiVersions' table
-//	server.go       Broker, New/Serve/Shutdown, tracked goroutines
+//	server.go       Broker, New/Serve/Shutdown, one accept loop per listener, tracked goroutines
+//	endpoints.go    the listeners registered in /brokers/ids, each client answered with its own
+//	config_tls.go   listener.security.protocol.map and ssl.*; tls.go the SSL listeners' tls.Config;
+//	                keystore_load.go PEM and PKCS12 keystores (to be replaced by internal/keystore)
 //	conn.go         the per-connection reader and writer, sendfile
 //	request_budget.go  the broker-wide bound on request buffers (queued.max.request.bytes)
 //	partition.go    a partition: segment log, serialized appends, fetch waiters, leader epoch
@@ -75,7 +79,10 @@
 // flushes the bytes before a hole and sends the hole's records from the
 // segment file with sendfile(2) (segment.FileRange.WriteTo on the TCP
 // socket), so record bytes never pass through user space on the fetch
-// path (copiedRecordBytes counts any fallback copy; tests assert 0).
+// path (copiedRecordBytes counts any fallback copy; tests assert 0). On an
+// SSL listener's connection sendfile cannot encrypt: the hole's records
+// are read from the file into a pooled 64 KiB buffer and written through
+// the TLS connection (conn.copyRecords), counted as copied.
 //
 // Closing rules: a frame with a negative or oversized size (the log line
 // names the size and socket.request.max.bytes), a truncated

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -62,6 +63,9 @@ type Broker struct {
 		m map[stateWatchKey]bool
 	}
 
+	// tlsCfg serves the SSL listeners (nil without one; tls.go).
+	tlsCfg *tls.Config
+
 	registerOnce sync.Once
 	registered   chan struct{} // closed once /brokers/ids/{id} exists
 
@@ -104,6 +108,9 @@ func New(cfg Config, log *slog.Logger) (*Broker, error) {
 	b.budget = newRequestBudget(cfg.QueuedMaxRequestBytes, budgetPatience)
 	b.metrics = newBrokerMetrics()
 	b.cluster.init()
+	if err := b.initTLS(); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.ZooKeeperSessionTimeout)
 	defer cancel()
 	zkc, err := zkmeta.Dial(ctx, cfg.ZooKeeperConnect, cfg.ZooKeeperSessionTimeout, b.log)
@@ -147,31 +154,71 @@ func (b *Broker) bootstrap() error {
 	return nil
 }
 
-// Serve accepts connections on l until Shutdown. The first call registers
-// the broker in /brokers/ids (with the advertised listeners, or l's
-// address), runs for controller and starts the ZooKeeper watches. It
-// always returns a non-nil error; ErrServerClosed after Shutdown.
+// Serve accepts connections on l, the first configured listener, until
+// Shutdown (see ServeListeners). It always returns a non-nil error;
+// ErrServerClosed after Shutdown.
 func (b *Broker) Serve(l net.Listener) error {
-	if !b.trackListener(l, true) {
-		return ErrServerClosed
+	return b.ServeListeners([]net.Listener{l})
+}
+
+// ServeListeners accepts connections on ls until Shutdown, ls[i] serving
+// the configured listener i (its name, and TLS if its protocol is SSL).
+// The first call registers the broker in /brokers/ids (with the
+// advertised listeners, or the addresses of ls), runs for controller and
+// starts the ZooKeeper watches. It returns when every accept loop has
+// ended, with the first error; ErrServerClosed after Shutdown.
+func (b *Broker) ServeListeners(ls []net.Listener) error {
+	entries, err := b.cfg.listenerEntries(b.cfg.Listeners)
+	if err != nil {
+		return err
 	}
-	defer b.trackListener(l, false)
+	if len(ls) == 0 || len(ls) > len(entries) {
+		return fmt.Errorf("broker: %d listeners given for %d configured", len(ls), len(entries))
+	}
+	addrs := make([]net.Addr, len(ls))
+	for i, l := range ls {
+		if !b.trackListener(l, true) {
+			return ErrServerClosed
+		}
+		defer b.trackListener(l, false)
+		addrs[i] = l.Addr()
+	}
 	var regErr error
-	b.registerOnce.Do(func() { regErr = b.startCluster(l.Addr()) })
+	b.registerOnce.Do(func() { regErr = b.startCluster(addrs) })
 	if regErr != nil {
 		return regErr
 	}
-	err := accept.Loop(l, b.done, b.log, "kafka", b.serveConn)
+	errs := make(chan error, len(ls))
+	for i, l := range ls {
+		go func() { errs <- b.acceptLoop(l, entries[i]) }()
+	}
+	first := <-errs
+	for range len(ls) - 1 {
+		<-errs
+	}
+	return first
+}
+
+// acceptLoop serves one listener through the shared accept loop; an SSL
+// listener's connections are wrapped in TLS (the handshake runs on the
+// connection's first read, in its own goroutine).
+func (b *Broker) acceptLoop(l net.Listener, e listenerEntry) error {
+	handle := func(nc net.Conn) { b.serveConn(nc, e.name, false) }
+	if e.protocol == "SSL" {
+		handle = func(nc net.Conn) { b.serveConn(tls.Server(nc, b.tlsCfg), e.name, true) }
+	}
+	err := accept.Loop(l, b.done, b.log, "kafka "+e.name, handle)
 	if err == accept.ErrClosed {
 		return ErrServerClosed
 	}
 	return err
 }
 
-// serveConn starts serving one accepted connection, unless Shutdown has
-// begun (then it closes it).
-func (b *Broker) serveConn(nc net.Conn) {
+// serveConn starts serving one accepted connection of listener, unless
+// Shutdown has begun (then it closes it).
+func (b *Broker) serveConn(nc net.Conn, listener string, isTLS bool) {
 	c := newConn(b, nc)
+	c.listener, c.tls = listener, isTLS
 	if !b.trackConn(c, true) {
 		nc.Close()
 		return
@@ -182,17 +229,27 @@ func (b *Broker) serveConn(nc net.Conn) {
 	}
 }
 
-// ListenAndServe listens on the first configured listener and serves it.
+// ListenAndServe listens on every configured listener and serves them.
 func (b *Broker) ListenAndServe() error {
-	addr := b.cfg.ListenAddr()
-	if addr == "" {
-		return fmt.Errorf("broker: no listeners configured")
-	}
-	l, err := net.Listen("tcp", addr)
+	entries, err := b.cfg.listenerEntries(b.cfg.Listeners)
 	if err != nil {
 		return err
 	}
-	return b.Serve(l)
+	if len(entries) == 0 {
+		return fmt.Errorf("broker: no listeners configured")
+	}
+	var ls []net.Listener
+	for _, e := range entries {
+		l, err := net.Listen("tcp", e.addr)
+		if err != nil {
+			for _, l := range ls {
+				l.Close()
+			}
+			return err
+		}
+		ls = append(ls, l)
+	}
+	return b.ServeListeners(ls)
 }
 
 // Shutdown stops accepting, lets each connection finish the request it is

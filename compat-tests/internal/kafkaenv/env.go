@@ -20,7 +20,11 @@ type Env struct {
 	Config broker.Config
 	Chroot string // "/<prefix><random hex>"; see Path
 	Addr   string // the broker's address, new at each start
-	Logs   *Logs  // the broker's warnings and errors
+	// Addrs are the addresses of every listener of Config.Listeners, in
+	// order (Addrs[0] == Addr); a configuration with several listeners
+	// (PLAINTEXT and SSL) gets one socket for each.
+	Addrs []string
+	Logs  *Logs // the broker's warnings and errors
 
 	b      *broker.Broker
 	served chan error
@@ -89,13 +93,19 @@ func (e *Env) Start() {
 	if err != nil {
 		e.T.Fatalf("broker.New: %v", err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		e.T.Fatal(err)
+	var ls []net.Listener
+	e.Addrs = nil
+	for range max(1, len(e.Config.Listeners)) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			e.T.Fatal(err)
+		}
+		ls = append(ls, l)
+		e.Addrs = append(e.Addrs, l.Addr().String())
 	}
 	registered := e.Logs.Count("INFO broker registered")
-	e.b, e.Addr, e.served = b, l.Addr().String(), make(chan error, 1)
-	go func() { e.served <- b.Serve(l) }()
+	e.b, e.Addr, e.served = b, e.Addrs[0], make(chan error, 1)
+	go func() { e.served <- b.ServeListeners(ls) }()
 	e.waitAccepting()
 	e.waitRegistered(registered)
 }
