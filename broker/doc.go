@@ -22,7 +22,7 @@
 //	server.go       Broker, New/Serve/Shutdown, one accept loop per listener, tracked goroutines
 //	endpoints.go    the listeners registered in /brokers/ids, each client answered with its own
 //	config_tls.go   listener.security.protocol.map and ssl.*; tls.go the SSL listeners' tls.Config;
-//	                keystore_load.go PEM and PKCS12 keystores (to be replaced by internal/keystore)
+//	                keystores and truststores (JKS, PKCS12, PEM) through internal/keystore
 //	conn.go         the per-connection reader and writer, sendfile
 //	request_budget.go  the broker-wide bound on request buffers (queued.max.request.bytes)
 //	partition.go    a partition: segment log, serialized appends, fetch waiters, leader epoch

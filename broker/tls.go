@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/zkafka/zkafka/internal/keystore"
 )
 
 // serverTLS builds the tls.Config of the SSL listeners from ssl.*: the
@@ -15,13 +17,13 @@ import (
 // ssl.protocol. It is built once, by New, so that a bad keystore stops the
 // broker at start rather than at the first handshake.
 func (s *SSLConfig) serverTLS() (*tls.Config, error) {
-	cert, err := loadKeyPair(s.KeystoreLocation, s.keyPassword(), s.KeystoreType)
+	cert, err := keystore.LoadKeyPair(s.KeystoreLocation, s.keyPassword(), s.KeystoreType)
 	if err != nil {
 		return nil, fmt.Errorf("ssl.keystore.location: %w", err)
 	}
 	cfg := &tls.Config{Certificates: []tls.Certificate{cert}}
 	if s.TruststoreLocation != "" {
-		if cfg.ClientCAs, err = loadTrustPool(s.TruststoreLocation, s.TruststorePassword, s.TruststoreType); err != nil {
+		if cfg.ClientCAs, err = keystore.LoadTrustPool(s.TruststoreLocation, s.TruststorePassword, s.TruststoreType); err != nil {
 			return nil, fmt.Errorf("ssl.truststore.location: %w", err)
 		}
 	}
