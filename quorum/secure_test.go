@@ -16,31 +16,12 @@ import (
 	"github.com/zkafka/zkafka/internal/keystore/keystoretest"
 )
 
-// pki is a CA with a server and two client certificates, in memory.
-type pki struct {
-	ca, server, alice, bob *keystoretest.Cert
-	pool                   *x509.CertPool
-}
-
-func newPKI(t *testing.T) *pki {
-	ca := keystoretest.CA(t, "zkafka test CA")
-	p := &pki{
-		ca:     ca,
-		server: keystoretest.Leaf(t, ca, pkix.Name{CommonName: "localhost"}),
-		alice:  keystoretest.Leaf(t, ca, pkix.Name{CommonName: "alice", Organization: []string{"zkafka"}}),
-		bob:    keystoretest.Leaf(t, ca, pkix.Name{CommonName: "bob", Organization: []string{"zkafka"}}),
-		pool:   x509.NewCertPool(),
-	}
-	p.pool.AddCert(ca.Cert)
-	return p
-}
-
 // pemTLS is a TLSConfig with the server's key and the CA in PEM files.
-func (p *pki) pemTLS(t *testing.T, auth tls.ClientAuthType) TLSConfig {
+func pemTLS(t *testing.T, p *keystoretest.PKI, auth tls.ClientAuthType) TLSConfig {
 	dir := t.TempDir()
 	tc := defaultTLSConfig()
-	tc.KeyStore = keystoretest.WritePEM(t, dir, "server.pem", p.server)
-	tc.TrustStore = keystoretest.WriteCertPEM(t, dir, "ca.pem", p.ca)
+	tc.KeyStore = keystoretest.WritePEM(t, dir, "server.pem", p.Server)
+	tc.TrustStore = keystoretest.WriteCertPEM(t, dir, "ca.pem", p.CA)
 	tc.ClientAuth = auth
 	return tc
 }
@@ -131,7 +112,7 @@ func roundTrip(t *testing.T, c *zk.Conn, path string) {
 // and a JKS key store (the JKS made by keytool, see internal/keystore's
 // TestJKS), each with a trust store of the same type.
 func TestSecurePortKeyStores(t *testing.T) {
-	p := newPKI(t)
+	p := keystoretest.NewPKI(t, "zkafka test CA")
 	dir := t.TempDir()
 	fixture, err := x509.ParseCertificate(jksFixtureCert(t))
 	if err != nil {
@@ -140,9 +121,9 @@ func TestSecurePortKeyStores(t *testing.T) {
 	jksRoots := x509.NewCertPool()
 	jksRoots.AddCert(fixture)
 	pkcs12 := defaultTLSConfig()
-	pkcs12.KeyStore = keystoretest.WritePKCS12(t, dir, "server.p12", "secret", p.server, p.ca)
+	pkcs12.KeyStore = keystoretest.WritePKCS12(t, dir, "server.p12", "secret", p.Server, p.CA)
 	pkcs12.KeyStorePassword, pkcs12.KeyStoreType = "secret", "PKCS12"
-	pkcs12.TrustStore = keystoretest.WritePKCS12Trust(t, dir, "trust.p12", "secret", p.ca)
+	pkcs12.TrustStore = keystoretest.WritePKCS12Trust(t, dir, "trust.p12", "secret", p.CA)
 	pkcs12.TrustStorePassword, pkcs12.TrustStoreType = "secret", "PKCS12"
 	jks := defaultTLSConfig()
 	jks.KeyStore, jks.KeyStorePassword, jks.KeyStoreType = "../internal/keystore/testdata/keystore.jks", "changeit", "JKS"
@@ -152,8 +133,8 @@ func TestSecurePortKeyStores(t *testing.T) {
 		tls    TLSConfig
 		client *tls.Config
 	}{
-		{"pem", p.pemTLS(t, tls.RequireAndVerifyClientCert), clientTLS(p.pool, p.alice)},
-		{"pkcs12", pkcs12, clientTLS(p.pool, p.alice)},
+		{"pem", pemTLS(t, p, tls.RequireAndVerifyClientCert), clientTLS(p.Roots, p.Alice)},
+		{"pkcs12", pkcs12, clientTLS(p.Roots, p.Alice)},
 		{"jks", jks, clientTLS(jksRoots, nil)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -178,19 +159,19 @@ func jksFixtureCert(t *testing.T) []byte {
 // default) a client without a certificate gets no session; one with a
 // certificate of another CA neither.
 func TestSecurePortNeedRefusesNoCertificate(t *testing.T) {
-	p := newPKI(t)
-	s := startSecureServer(t, p.pemTLS(t, tls.RequireAndVerifyClientCert))
+	p := keystoretest.NewPKI(t, "zkafka test CA")
+	s := startSecureServer(t, pemTLS(t, p, tls.RequireAndVerifyClientCert))
 	other := keystoretest.Leaf(t, keystoretest.CA(t, "another CA"), pkix.Name{CommonName: "mallory"})
 	for name, cert := range map[string]*keystoretest.Cert{"none": nil, "untrusted": other} {
 		t.Run(name, func(t *testing.T) {
-			err := handshakeAndRead(s.SecureAddr().String(), clientTLS(p.pool, cert))
+			err := handshakeAndRead(s.SecureAddr().String(), clientTLS(p.Roots, cert))
 			if err == nil {
 				t.Fatal("the server answered a client it should refuse")
 			}
 		})
 	}
 	// The same port serves a client with a good certificate.
-	if err := handshakeAndRead(s.SecureAddr().String(), clientTLS(p.pool, p.alice)); !errors.Is(err, errAnswered) {
+	if err := handshakeAndRead(s.SecureAddr().String(), clientTLS(p.Roots, p.Alice)); !errors.Is(err, errAnswered) {
 		t.Fatalf("good client: %v", err)
 	}
 }
@@ -222,10 +203,10 @@ func handshakeAndRead(addr string, tc *tls.Config) error {
 // identity of the connection; an x509 ACL lets only that client in, and
 // an "auth" ACL expands to it.
 func TestSecurePortX509ACL(t *testing.T) {
-	p := newPKI(t)
-	s := startSecureServer(t, p.pemTLS(t, tls.RequireAndVerifyClientCert))
-	alice := connectTLS(t, s, clientTLS(p.pool, p.alice))
-	bob := connectTLS(t, s, clientTLS(p.pool, p.bob))
+	p := keystoretest.NewPKI(t, "zkafka test CA")
+	s := startSecureServer(t, pemTLS(t, p, tls.RequireAndVerifyClientCert))
+	alice := connectTLS(t, s, clientTLS(p.Roots, p.Alice))
+	bob := connectTLS(t, s, clientTLS(p.Roots, p.Bob))
 	aliceOnly := []zk.ACL{{Perms: zk.PermAll, Scheme: "x509", ID: "CN=alice,O=zkafka"}}
 	if _, err := alice.Create("/alice", []byte("a"), 0, aliceOnly); err != nil {
 		t.Fatal(err)
@@ -248,11 +229,11 @@ func TestSecurePortX509ACL(t *testing.T) {
 // TestSecurePortX509SuperUser: X509AuthenticationProvider.superUser's DN
 // passes every ACL.
 func TestSecurePortX509SuperUser(t *testing.T) {
-	p := newPKI(t)
-	tc := p.pemTLS(t, tls.RequireAndVerifyClientCert)
+	p := keystoretest.NewPKI(t, "zkafka test CA")
+	tc := pemTLS(t, p, tls.RequireAndVerifyClientCert)
 	s := startSecureServerCfg(t, tc, func(c *Config) { c.X509SuperUser = "CN=bob,O=zkafka" })
-	alice := connectTLS(t, s, clientTLS(p.pool, p.alice))
-	bob := connectTLS(t, s, clientTLS(p.pool, p.bob))
+	alice := connectTLS(t, s, clientTLS(p.Roots, p.Alice))
+	bob := connectTLS(t, s, clientTLS(p.Roots, p.Bob))
 	if _, err := alice.Create("/alice", []byte("a"), 0, []zk.ACL{{Perms: zk.PermAll, Scheme: "x509", ID: "CN=alice,O=zkafka"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ package zktls
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"net"
 	"os"
@@ -21,36 +20,18 @@ import (
 	"github.com/zkafka/zkafka/internal/keystore/keystoretest"
 )
 
-type certs struct {
-	ca, server, alice, bob *keystoretest.Cert
-	roots                  *x509.CertPool
-}
-
-func newCerts(t *testing.T) *certs {
-	ca := keystoretest.CA(t, "zkafka compat CA")
-	c := &certs{
-		ca:     ca,
-		server: keystoretest.Leaf(t, ca, pkix.Name{CommonName: "localhost"}),
-		alice:  keystoretest.Leaf(t, ca, pkix.Name{CommonName: "alice", Organization: []string{"zkafka"}}),
-		bob:    keystoretest.Leaf(t, ca, pkix.Name{CommonName: "bob", Organization: []string{"zkafka"}}),
-		roots:  x509.NewCertPool(),
-	}
-	c.roots.AddCert(ca.Cert)
-	return c
-}
-
 // zooCfg is the TLS part of zoo.cfg, the same for both servers, with the
 // stores of the given type ("PKCS12" or "PEM").
-func (c *certs) zooCfg(t *testing.T, typ string, port int) []string {
+func zooCfg(t *testing.T, c *keystoretest.PKI, typ string, port int) []string {
 	dir := t.TempDir()
 	var key, trust string
 	switch typ {
 	case "PKCS12":
-		key = keystoretest.WritePKCS12(t, dir, "server.p12", "secret", c.server, c.ca)
-		trust = keystoretest.WritePKCS12Trust(t, dir, "trust.p12", "secret", c.ca)
+		key = keystoretest.WritePKCS12(t, dir, "server.p12", "secret", c.Server, c.CA)
+		trust = keystoretest.WritePKCS12Trust(t, dir, "trust.p12", "secret", c.CA)
 	case "PEM":
-		key = keystoretest.WritePEM(t, dir, "server.pem", c.server)
-		trust = keystoretest.WriteCertPEM(t, dir, "trust.pem", c.ca)
+		key = keystoretest.WritePEM(t, dir, "server.pem", c.Server)
+		trust = keystoretest.WriteCertPEM(t, dir, "trust.pem", c.CA)
 	}
 	lines := []string{
 		"secureClientPort=" + strconv.Itoa(port),
@@ -77,8 +58,9 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func (c *certs) client(cert *keystoretest.Cert) *tls.Config {
-	tc := &tls.Config{RootCAs: c.roots, ServerName: "localhost"}
+// clientTLS is what a client holding cert (nil: none) dials with.
+func clientTLS(c *keystoretest.PKI, cert *keystoretest.Cert) *tls.Config {
+	tc := &tls.Config{RootCAs: c.Roots, ServerName: "localhost"}
 	if cert != nil {
 		tc.Certificates = []tls.Certificate{{Certificate: [][]byte{cert.Cert.Raw}, PrivateKey: cert.Key}}
 	}
@@ -130,14 +112,14 @@ func refused(addr string, tc *tls.Config) bool {
 
 // TestSecureClientPort runs one check on both servers for each store type.
 func TestSecureClientPort(t *testing.T) {
-	c := newCerts(t)
+	c := keystoretest.NewPKI(t, "zkafka compat CA")
 	for _, typ := range []string{"PKCS12", "PEM"} {
 		for kind, start := range map[string]func(testing.TB, zkserver.Options) *zkserver.Server{
 			"apache": zkserver.StartApache, "zkafka": zkserver.StartZkafka,
 		} {
 			t.Run(typ+"/"+kind, func(t *testing.T) {
 				port := freePort(t)
-				start(t, zkserver.Options{ExtraConfig: c.zooCfg(t, typ, port),
+				start(t, zkserver.Options{ExtraConfig: zooCfg(t, c, typ, port),
 					FourLetterWords: []string{"srvr", "ruok"}, ApacheClassPath: zkserver.NettyJars})
 				checkSecurePort(t, c, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 			})
@@ -145,11 +127,11 @@ func TestSecureClientPort(t *testing.T) {
 	}
 }
 
-func checkSecurePort(t *testing.T, c *certs, addr string) {
-	if !refused(addr, c.client(nil)) {
+func checkSecurePort(t *testing.T, c *keystoretest.PKI, addr string) {
+	if !refused(addr, clientTLS(c, nil)) {
 		t.Fatal("ssl.clientAuth=need: a client without a certificate was served")
 	}
-	alice, bob := connect(t, addr, c.client(c.alice)), connect(t, addr, c.client(c.bob))
+	alice, bob := connect(t, addr, clientTLS(c, c.Alice)), connect(t, addr, clientTLS(c, c.Bob))
 	aliceOnly := []zk.ACL{{Perms: zk.PermAll, Scheme: "x509", ID: "CN=alice,O=zkafka"}}
 	if _, err := alice.Create("/alice", []byte("a"), 0, aliceOnly); err != nil {
 		t.Fatal(err)
@@ -175,7 +157,7 @@ func checkSecurePort(t *testing.T, c *certs, addr string) {
 // certificate, so nobody has one. Apache ZooKeeper needs no
 // authProvider.x509 line for this: its secure port has the provider.
 func TestSecureClientAuthWantNone(t *testing.T) {
-	c := newCerts(t)
+	c := keystoretest.NewPKI(t, "zkafka compat CA")
 	for _, auth := range []string{"want", "none"} {
 		for kind, start := range map[string]func(testing.TB, zkserver.Options) *zkserver.Server{
 			"apache": zkserver.StartApache, "zkafka": zkserver.StartZkafka,
@@ -183,7 +165,7 @@ func TestSecureClientAuthWantNone(t *testing.T) {
 			t.Run(auth+"/"+kind, func(t *testing.T) {
 				port := freePort(t)
 				var cfg []string
-				for _, l := range c.zooCfg(t, "PKCS12", port) {
+				for _, l := range zooCfg(t, c, "PKCS12", port) {
 					switch {
 					case l == "ssl.clientAuth=need":
 						l = "ssl.clientAuth=" + auth
@@ -194,11 +176,11 @@ func TestSecureClientAuthWantNone(t *testing.T) {
 				}
 				start(t, zkserver.Options{ExtraConfig: cfg, ApacheClassPath: zkserver.NettyJars})
 				addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-				anon := connect(t, addr, c.client(nil))
+				anon := connect(t, addr, clientTLS(c, nil))
 				if _, err := anon.Create("/anon", nil, 0, zk.AuthACL(zk.PermAll)); !errors.Is(err, zk.ErrInvalidACL) {
 					t.Fatalf("auth ACL without a certificate: %v, want invalid ACL", err)
 				}
-				alice := connect(t, addr, c.client(c.alice))
+				alice := connect(t, addr, clientTLS(c, c.Alice))
 				_, err := alice.Create("/alice", nil, 0, zk.AuthACL(zk.PermAll))
 				if auth == "want" && err != nil {
 					t.Fatalf("want: auth ACL with a certificate: %v", err)

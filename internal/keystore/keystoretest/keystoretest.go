@@ -129,3 +129,24 @@ func write(t testing.TB, dir, name string, data []byte) string {
 	}
 	return p
 }
+
+// PKI is a CA with a server certificate (CN=localhost) and two client
+// certificates, CN=alice,O=zkafka and CN=bob,O=zkafka; Roots trusts the CA.
+type PKI struct {
+	CA, Server, Alice, Bob *Cert
+	Roots                  *x509.CertPool
+}
+
+// NewPKI makes a PKI whose CA is named caName.
+func NewPKI(t testing.TB, caName string) *PKI {
+	ca := CA(t, caName)
+	p := &PKI{
+		CA:     ca,
+		Server: Leaf(t, ca, pkix.Name{CommonName: "localhost"}),
+		Alice:  Leaf(t, ca, pkix.Name{CommonName: "alice", Organization: []string{"zkafka"}}),
+		Bob:    Leaf(t, ca, pkix.Name{CommonName: "bob", Organization: []string{"zkafka"}}),
+		Roots:  x509.NewCertPool(),
+	}
+	p.Roots.AddCert(ca.Cert)
+	return p
+}
