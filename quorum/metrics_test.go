@@ -47,7 +47,17 @@ func startObservedServer(t *testing.T, edit ...func(*Config)) *Server {
 
 func connectZK(t *testing.T, s *Server) *zk.Conn {
 	t.Helper()
-	c, events, err := zk.Connect([]string{s.Addr().String()}, 4*time.Second, zk.WithLogInfo(false))
+	return connectAt(t, s.Addr().String(), nil)
+}
+
+// connectAt opens a go-zookeeper session on addr through dial (nil: plain
+// TCP) and waits until it has its session.
+func connectAt(t *testing.T, addr string, dial zk.Dialer) *zk.Conn {
+	t.Helper()
+	if dial == nil {
+		dial = net.DialTimeout
+	}
+	c, events, err := zk.Connect([]string{addr}, 4*time.Second, zk.WithDialer(dial), zk.WithLogger(silentZK{}), zk.WithLogInfo(false))
 	if err != nil {
 		t.Fatal(err)
 	}

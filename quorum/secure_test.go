@@ -75,25 +75,7 @@ func connectTLS(t *testing.T, s *Server, tc *tls.Config) *zk.Conn {
 	dialer := func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, network, addr, tc)
 	}
-	c, events, err := zk.Connect([]string{s.SecureAddr().String()}, 4*time.Second,
-		zk.WithDialer(dialer), zk.WithLogger(silentZK{}), zk.WithLogInfo(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	checkFor(t, "a TLS session", func() bool {
-		for {
-			select {
-			case ev := <-events:
-				if ev.State == zk.StateHasSession {
-					return true
-				}
-			default:
-				return false
-			}
-		}
-	})
-	return c
+	return connectAt(t, s.SecureAddr().String(), dialer)
 }
 
 // roundTrip creates and reads a node, the proof that requests flow.

@@ -152,23 +152,7 @@ func TestSyncWithoutLeaderEndsWithinTheSessionTimeout(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the sync did not reach ReadIndex within 10s")
 	}
-	start := time.Now()
-	for {
-		frame, err := zkproto.ReadFrame(br, nil, 1<<20)
-		if err == nil {
-			var h zkproto.ReplyHeader
-			h.Decode(zkproto.NewReader(frame))
-			if h.Xid == 1 && h.Err == zkproto.ErrOK {
-				t.Fatal("the sync succeeded without a leader")
-			}
-			continue
-		}
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			t.Fatalf("a sync without a leader still holds its connection %v later (session timeout 1s)", time.Since(start).Round(time.Second))
-		}
-		return // closed by the server
-	}
+	expectClosedUnanswered(t, br, "the sync", "a sync without a leader")
 }
 
 // rawSession opens a session of timeout ms on s over a raw connection (no
@@ -217,6 +201,14 @@ func TestWriteWithoutOutcomeEndsWithinTheSessionTimeout(t *testing.T) {
 	if _, err := nc.Write(create); err != nil {
 		t.Fatal(err)
 	}
+	expectClosedUnanswered(t, br, "the create", "a write without an outcome")
+}
+
+// expectClosedUnanswered reads replies until the server closes the
+// connection; request xid 1 (what) must not succeed, and the close must
+// come before the raw session's read deadline (who is what waited).
+func expectClosedUnanswered(t *testing.T, br *bufio.Reader, what, who string) {
+	t.Helper()
 	start := time.Now()
 	for {
 		frame, err := zkproto.ReadFrame(br, nil, 1<<20)
@@ -224,13 +216,13 @@ func TestWriteWithoutOutcomeEndsWithinTheSessionTimeout(t *testing.T) {
 			var h zkproto.ReplyHeader
 			h.Decode(zkproto.NewReader(frame))
 			if h.Xid == 1 && h.Err == zkproto.ErrOK {
-				t.Fatal("the create succeeded without an outcome")
+				t.Fatalf("%s succeeded with nobody to decide it", what)
 			}
 			continue
 		}
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
-			t.Fatalf("a write without an outcome still holds its connection %v later (session timeout 1s)", time.Since(start).Round(time.Second))
+			t.Fatalf("%s still holds its connection %v later (session timeout 1s)", who, time.Since(start).Round(time.Second))
 		}
 		return // closed by the server
 	}
