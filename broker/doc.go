@@ -24,10 +24,12 @@
 //	config_tls.go   listener.security.protocol.map and ssl.*; tls.go the SSL listeners' tls.Config;
 //	                keystores and truststores (JKS, PKCS12, PEM) through internal/keystore
 //	conn.go         the per-connection reader and writer, sendfile
-//	request_budget.go  the broker-wide bound on request buffers (queued.max.request.bytes)
+//	request_budget.go  the broker-wide bound on request buffers (queued.max.request.bytes);
+//	                request_memory_*.go its buffers, anonymous memory outside the Go heap
 //	partition.go    a partition: segment log, serialized appends, fetch waiters, leader epoch
 //	replica/        package replica: the leader epoch cache (leader-epoch-checkpoint)
 //	producers.go    idempotent producer sequence tracking
+//	min_isr.go      min.insync.replicas: NOT_ENOUGH_REPLICAS before an acks=all append
 //	cluster.go      the metadata cache, loading topics from ZooKeeper
 //	controller.go   registration, the watches that feed the controller's loop
 //	                (package broker/controller: elections, leaders, ISRs, fenced writes)
