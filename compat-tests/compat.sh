@@ -143,7 +143,10 @@ check() {
 		result PASS "$client" "$server" "($(($(date +%s) - t0))s) $(tail -n 1 "$logf")"
 	else
 		result FAIL "$client" "$server" "($(($(date +%s) - t0))s) exit $rc; output:"
-		grep -v '^        20' "$logf" | tail -n 60 | sed 's/^/    /'
+		# The test's own failure lines first (a server's log tail can bury
+		# them), then the end of the output without Java stack frames.
+		grep -E -- '--- FAIL|_test\.go:[0-9]+:|^panic:|^FAIL' "$logf" | head -n 40 | sed 's/^/    /' || true
+		grep -v -E '^        20|^[[:space:]]+at |^[[:space:]]+java\.|Exception$' "$logf" | tail -n 40 | sed 's/^/    /'
 	fi
 }
 

@@ -63,12 +63,18 @@ func start(t *testing.T, kind string) server {
 		s = zkserver.StartZkafka(t, opts)
 	}
 	srv := server{zk: s, admin: fmt.Sprintf("http://127.0.0.1:%d/commands", port)}
-	deadline := time.Now().Add(30 * time.Second)
+	waitAdmin(t, kind, srv, time.Now().Add(30*time.Second))
+	return srv
+}
+
+// waitAdmin waits until s's AdminServer answers ruok.
+func waitAdmin(t *testing.T, kind string, s server, deadline time.Time) {
+	t.Helper()
 	for {
-		resp, err := http.Get(srv.admin + "/ruok")
+		resp, err := http.Get(s.admin + "/ruok")
 		if err == nil {
 			resp.Body.Close()
-			return srv
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s AdminServer never answered: %v", kind, err)
@@ -222,12 +228,24 @@ func startEnsemble(t *testing.T, kind string) (leader, follower server) {
 	if l == nil {
 		t.Fatalf("%s ensemble: no leader", kind)
 	}
-	for _, s := range e.Servers {
-		if s != l {
-			return server{zk: l, admin: admins[l]}, server{zk: s, admin: admins[s]}
+	// The leader can be known before a follower has synced with it, and a
+	// server's AdminServer can start after its client port: wait for both,
+	// or a follower still LOOKING answers with another shape.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		for _, s := range e.Servers {
+			if s != l && s.Mode() == "follower" {
+				lead, follow := server{zk: l, admin: admins[l]}, server{zk: s, admin: admins[s]}
+				waitAdmin(t, kind, lead, deadline)
+				waitAdmin(t, kind, follow, deadline)
+				return lead, follow
+			}
 		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s ensemble: no follower beside leader %d", kind, l.ID())
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	panic("unreachable")
 }
 
 func compareShapes(t *testing.T, what string, apache, ours server, names []string) {
