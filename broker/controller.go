@@ -112,6 +112,11 @@ func (b *Broker) registerBroker(addr []net.Addr) error {
 	if err != nil {
 		return fmt.Errorf("registering %s: %w", zkmeta.BrokerPath(b.cfg.BrokerID), err)
 	}
+	// The broker epoch is the registration's czxid (KIP-380): requests
+	// the controller meant for an older registration are refused.
+	if _, st, err := b.zk.Conn.Exists(b.zk.Path(zkmeta.BrokerPath(b.cfg.BrokerID))); err == nil && st != nil {
+		b.epochs.broker.Store(st.Czxid)
+	}
 	b.log.Info("broker registered", "host", host, "port", port)
 	return nil
 }

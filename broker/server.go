@@ -32,8 +32,12 @@ type Broker struct {
 	// now is the clock for LogAppendTime and retention; tests replace it.
 	now func() time.Time
 
-	// cluster is the metadata cache: topics, brokers, controller.
+	// cluster is the broker's view of ZooKeeper: topics (with the
+	// partitions open here), brokers, controller.
 	cluster cluster
+	// meta is what the controller's UpdateMetadata requests said
+	// (metadata_cache.go); Metadata answers from it.
+	meta metadataCache
 
 	// ctrl is whether this broker is the controller, with the epoch and
 	// /controller_epoch version that fence its writes (set by ctl's loop).
@@ -41,6 +45,9 @@ type Broker struct {
 	// ctl is the controller's loop (package broker/controller), started
 	// with the cluster by the first Serve.
 	ctl *controller.Controller
+
+	// epochs fence the controller's requests (control_epochs.go).
+	epochs controlEpochs
 
 	// pids hands out producer ids from blocks reserved in ZooKeeper.
 	pids producerIDs
