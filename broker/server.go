@@ -64,11 +64,6 @@ type Broker struct {
 	metricsSrv *obshttp.Server
 	// cleaner is the log cleaner of compacted topics (cleaner.go).
 	cleaner *logCleaner
-	// stateWatches are the state znodes this broker watches (statewatch.go).
-	stateWatches struct {
-		sync.Mutex
-		m map[stateWatchKey]bool
-	}
 
 	// tlsCfg serves the SSL listeners (nil without one; tls.go).
 	tlsCfg *tls.Config

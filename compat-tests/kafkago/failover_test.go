@@ -50,7 +50,7 @@ func waitState(t testing.TB, z *zk.Conn, e *env, topic string, p int, what strin
 // goes away the controller takes it out of leadership (the ISR keeps its
 // last member, as without unclean election), bumping the leader epoch,
 // and gives it back when the broker returns; the returned broker learns
-// of its leadership through its state watch, opens the partition and
+// of its leadership through the controller's LeaderAndIsr, opens the partition and
 // serves what it held. Stopping the controller moves control to broker 2
 // (controller_epoch 2).
 func TestLeaderFailoverByController(t *testing.T) {
