@@ -75,7 +75,8 @@ type Broker struct {
 		sync.Mutex
 		listeners map[net.Listener]struct{}
 		conns     map[*conn]struct{}
-		closing   bool // Shutdown has begun: no new goroutines
+		stopping  bool // Shutdown was called (its controlled shutdown may still run)
+		closing   bool // Shutdown has begun closing: no new goroutines or connections
 	}
 	goroutines tracked.Group
 	done       chan struct{} // closed by Shutdown
@@ -254,17 +255,25 @@ func (b *Broker) ListenAndServe() error {
 	return b.ServeListeners(ls)
 }
 
-// Shutdown stops accepting, lets each connection finish the request it is
-// handling and write its queued responses, wakes waiting fetches, then
-// closes the partitions and the ZooKeeper session (which removes
-// /brokers/ids/{id} and, if held, /controller). If ctx ends first the
-// connections are closed hard and ctx's error returned.
+// Shutdown first moves leadership off the broker while it still serves
+// (a controlled shutdown, shutdown_controlled.go: at most half of ctx's
+// time), then stops accepting, lets each connection finish the request it
+// is handling and write its queued responses, wakes waiting fetches,
+// gives up control (deleting /controller if it holds it), and closes the
+// partitions and the ZooKeeper session (which removes /brokers/ids/{id}).
+// If ctx ends first the connections are closed hard and ctx's error
+// returned.
 func (b *Broker) Shutdown(ctx context.Context) error {
 	b.mu.Lock()
-	if b.mu.closing {
+	if b.mu.stopping {
 		b.mu.Unlock()
 		return nil
 	}
+	b.mu.stopping = true
+	b.mu.Unlock()
+	// While it still serves, the broker moves its leadership away.
+	b.controlledShutdown(ctx)
+	b.mu.Lock()
 	b.mu.closing = true
 	b.goroutines.Close()
 	close(b.done)
@@ -275,6 +284,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		c.stopReading()
 	}
 	b.mu.Unlock()
+	b.resignControl()
 	err := b.goroutines.Wait(ctx)
 	if err != nil {
 		b.mu.Lock()
