@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"sort"
 	"sync"
 
@@ -22,6 +23,9 @@ type metadataCache struct {
 	// topics by name. Invariant: every partition in them has a leader
 	// other than leaderDuringDelete (those are removed).
 	topics map[string]*cachedTopic
+	// changed is closed (and cleared) by the next update; waitFor's
+	// waiters hold it.
+	changed chan struct{}
 }
 
 // cachedTopic is one topic of the metadata cache.
@@ -70,6 +74,10 @@ func (mc *metadataCache) update(req *kmsg.UpdateMetadataRequest) {
 		mc.topics = map[string]*cachedTopic{}
 	}
 	mc.ready, mc.controller, mc.brokers = true, req.ControllerID, brokers
+	if mc.changed != nil {
+		close(mc.changed)
+		mc.changed = nil
+	}
 	for _, ts := range req.TopicStates {
 		old := mc.topics[ts.Topic]
 		t := &cachedTopic{id: ts.TopicID, parts: map[int32]cachedPartition{}}
@@ -137,4 +145,87 @@ func (mc *metadataCache) topic(name string) (id [16]byte, parts []cachedPartitio
 		}
 	}
 	return t.id, parts, true
+}
+
+// controllerID is the controller that sent the last UpdateMetadata (-1
+// before the first).
+func (mc *metadataCache) controllerID() int32 {
+	mc.mu.RLock()
+	defer mc.mu.RUnlock()
+	if !mc.ready {
+		return -1
+	}
+	return mc.controller
+}
+
+// isLive reports whether broker id is live.
+func (mc *metadataCache) isLive(id int32) bool {
+	mc.mu.RLock()
+	defer mc.mu.RUnlock()
+	_, ok := mc.brokers[id]
+	return ok
+}
+
+// topicNames returns the topics' names, sorted.
+func (mc *metadataCache) topicNames() []string {
+	mc.mu.RLock()
+	out := make([]string, 0, len(mc.topics))
+	for name := range mc.topics {
+		out = append(out, name)
+	}
+	mc.mu.RUnlock()
+	sort.Strings(out)
+	return out
+}
+
+// topicByID returns the name of the topic with this id.
+func (mc *metadataCache) topicByID(id [16]byte) (string, bool) {
+	mc.mu.RLock()
+	defer mc.mu.RUnlock()
+	for name, t := range mc.topics {
+		if t.id == id {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// waitFor waits until cond (which reads the cache) holds, re-checking it
+// after each update, or until ctx ends or done closes; it reports whether
+// cond held.
+func (mc *metadataCache) waitFor(ctx context.Context, done <-chan struct{}, cond func() bool) bool {
+	for {
+		mc.mu.Lock()
+		if mc.changed == nil {
+			mc.changed = make(chan struct{})
+		}
+		ch := mc.changed
+		mc.mu.Unlock()
+		if cond() {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		case <-done:
+			return false
+		}
+	}
+}
+
+// hasLeaders reports whether the cache has topic name with n partitions,
+// each with a leader (what CreateTopics and CreatePartitions wait for, as
+// Kafka's DelayedCreatePartitions).
+func (mc *metadataCache) hasLeaders(name string, n int) bool {
+	_, parts, ok := mc.topic(name)
+	if !ok || len(parts) < n {
+		return false
+	}
+	for _, p := range parts {
+		if p.leader < 0 {
+			return false
+		}
+	}
+	return true
 }

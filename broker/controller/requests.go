@@ -114,6 +114,9 @@ func (c *Controller) updateMetadata(s Send, epoch int32, brokerEpoch int64) *kms
 		ps.Partition, ps.ControllerEpoch = id.Partition, p.State.ControllerEpoch
 		ps.Leader, ps.LeaderEpoch, ps.ISR = p.State.Leader, p.State.LeaderEpoch, nonNil(p.State.ISR)
 		ps.ZKVersion, ps.Replicas = p.ZkVersion, nonNil(p.Replicas)
+		if !p.HasState {
+			ps.Leader, ps.ControllerEpoch = NoLeader, epoch // never had a live replica
+		}
 		ps.OfflineReplicas = []int32{}
 		for _, r := range p.Replicas {
 			if _, live := c.core.Broker(r); !live {

@@ -15,7 +15,9 @@ import (
 //	                         UpdateMetadata of every partition to every live broker
 //	state written            LeaderAndIsr to the partition's live replicas (is_new
 //	                         when the state znode was created); UpdateMetadata to all
-//	new partition            (state written by CreateTopics) the same, is_new
+//	new partition            (state written by CreateTopics) the same, is_new; one
+//	                         without a state (no replica live) in UpdateMetadata only,
+//	                         leader -1 (Kafka leaves it out until it has a leader)
 //	broker started/bounced   UpdateMetadata of every partition to it, and LeaderAndIsr
 //	                         of the partitions it hosts; UpdateMetadata (the new broker
 //	                         list) to the others
@@ -145,9 +147,11 @@ func (c *Core) Step(ev Event) Effects {
 			}
 		}
 		for id, p := range c.parts {
-			if _, known := beforeParts[id]; !known && p.HasState {
-				b.changed[id] = true
-				b.updated[id] = true
+			if _, known := beforeParts[id]; !known {
+				if p.HasState {
+					b.changed[id] = true
+				}
+				b.updated[id] = true // stateless too: offline, leader -1
 			}
 		}
 		for id, replicas := range beforeParts {
@@ -176,7 +180,7 @@ func (c *Core) brokerStarted(b *batch, id int32) {
 // partitions it hosts changed: every broker's UpdateMetadata carries them.
 func (c *Core) replicasChanged(b *batch, id int32) {
 	for pid, p := range c.parts {
-		if p.HasState && slices.Contains(p.Replicas, id) {
+		if slices.Contains(p.Replicas, id) {
 			b.updated[pid] = true
 		}
 	}
@@ -245,13 +249,5 @@ func (c *Core) Broker(id int32) (epoch int64, ok bool) {
 	return epoch, ok
 }
 
-// AllPartitions returns every partition that has a state, sorted.
-func (c *Core) AllPartitions() []PartitionID {
-	var out []PartitionID
-	for _, id := range c.sortedIDs() {
-		if c.parts[id].HasState {
-			out = append(out, id)
-		}
-	}
-	return out
-}
+// AllPartitions returns every partition, sorted.
+func (c *Core) AllPartitions() []PartitionID { return c.sortedIDs() }
