@@ -44,11 +44,8 @@ type cachedPartition struct {
 // deleted (Kafka's LeaderAndIsr.LeaderDuringDelete): the cache drops it.
 const leaderDuringDelete = -2
 
-// Kafka's SecurityProtocol ids, as UpdateMetadata carries them.
-const (
-	securityProtocolPlaintext = 0
-	securityProtocolSSL       = 1
-)
+// securityProtocolPlaintext is Kafka's id of PLAINTEXT in UpdateMetadata.
+const securityProtocolPlaintext = 0
 
 // update applies one UpdateMetadata: the live brokers are replaced, the
 // partitions named are set (or dropped, leader -2).

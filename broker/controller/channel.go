@@ -37,6 +37,9 @@ type ChannelManager struct {
 
 	mu     sync.Mutex
 	queues map[int32]*brokerQueue // by broker id
+	// base is canceled when Done closes: every queue's context derives
+	// from it, so that Shutdown does not wait for a request in flight.
+	base context.Context
 }
 
 // brokerQueue is one broker's queue.
@@ -57,6 +60,11 @@ func (m *ChannelManager) SetBrokers(brokers map[int32]BrokerInfo) {
 	defer m.mu.Unlock()
 	if m.queues == nil {
 		m.queues = map[int32]*brokerQueue{}
+		var cancel context.CancelFunc
+		m.base, cancel = context.WithCancel(context.Background())
+		if !m.Go("controller-channels", func() { <-m.Done; cancel() }) {
+			cancel()
+		}
 	}
 	for id, q := range m.queues {
 		if b, ok := brokers[id]; !ok || b.Epoch != q.info.Epoch {
@@ -68,7 +76,7 @@ func (m *ChannelManager) SetBrokers(brokers map[int32]BrokerInfo) {
 		if _, ok := m.queues[id]; ok {
 			continue
 		}
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(m.base)
 		q := &brokerQueue{id: id, info: b, wake: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
 		if !m.Go("controller-send-"+strconv.Itoa(int(id)), func() { m.run(q) }) {
 			cancel()
@@ -119,7 +127,7 @@ func (m *ChannelManager) run(q *brokerQueue) {
 		backoff = 100 * time.Millisecond
 	}
 	for {
-		req, ok := q.next(m.Done)
+		req, ok := q.next()
 		if !ok {
 			return
 		}
@@ -139,8 +147,6 @@ func (m *ChannelManager) run(q *brokerQueue) {
 			case <-time.After(backoff):
 			case <-q.ctx.Done():
 				return
-			case <-m.Done:
-				return
 			}
 		}
 		q.mu.Lock()
@@ -151,7 +157,7 @@ func (m *ChannelManager) run(q *brokerQueue) {
 
 // next waits for the queue's first request (false when the queue was
 // dropped or the broker shuts down).
-func (q *brokerQueue) next(done <-chan struct{}) (kmsg.Request, bool) {
+func (q *brokerQueue) next() (kmsg.Request, bool) {
 	for {
 		q.mu.Lock()
 		if len(q.pending) > 0 {
@@ -163,8 +169,6 @@ func (q *brokerQueue) next(done <-chan struct{}) (kmsg.Request, bool) {
 		select {
 		case <-q.wake:
 		case <-q.ctx.Done():
-			return nil, false
-		case <-done:
 			return nil, false
 		}
 	}
