@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
 )
 
 // The controller's requests (LeaderAndIsr, UpdateMetadata, StopReplica)
@@ -63,7 +64,8 @@ func leaderAndISR(controllerEpoch int32, brokerEpoch int64, topic string, leader
 // registration's czxid (STALE_BROKER_EPOCH), for each of the three keys,
 // and answers current ones (per partition: UNKNOWN_TOPIC_OR_PARTITION
 // for a topic it does not know, STALE_CONTROLLER_EPOCH for an old leader
-// epoch).
+// epoch). The controller refuses a ControlledShutdown from a broker that
+// is not registered or names an old registration.
 func TestControlRequestEpochs(t *testing.T) {
 	e := startBroker(t)
 	ctx := ctxT(t)
@@ -115,9 +117,33 @@ func TestControlRequestEpochs(t *testing.T) {
 			t.Errorf("StopReplica, %s: %+v, want %s", tc.name, r, kerr.ErrorForCode(tc.want))
 		}
 	}
+	// ControlledShutdown to the controller (this broker): an unknown broker
+	// is BROKER_NOT_AVAILABLE, an old registration STALE_BROKER_EPOCH.
+	for _, tc := range []struct {
+		id   int32
+		be   int64
+		want int16
+	}{{99, be, kerr.BrokerNotAvailable.Code}, {e.Config.BrokerID, be - 1, kerr.StaleBrokerEpoch.Code}} {
+		cs := kmsg.NewPtrControlledShutdownRequest()
+		cs.BrokerID, cs.BrokerEpoch = tc.id, tc.be
+		if r := control(t, e, cs).(*kmsg.ControlledShutdownResponse); r.ErrorCode != tc.want {
+			t.Errorf("ControlledShutdown of broker %d epoch %d: %+v, want %s", tc.id, tc.be, r, kerr.ErrorForCode(tc.want))
+		}
+	}
 	// The refused StopReplica deleted nothing: the partition still serves.
 	c := e.Client(kgo.DefaultProduceTopic("ep"))
 	if err := c.ProduceSync(ctx, kgo.StringRecord("still here")).FirstErr(); err != nil {
 		t.Fatalf("produce after refused StopReplica: %v", err)
+	}
+}
+
+// TestControlledShutdownNotController: a broker that is not the
+// controller answers ControlledShutdown with NOT_CONTROLLER.
+func TestControlledShutdownNotController(t *testing.T) {
+	cl := kafkaenv.StartCluster(t, 2)
+	cs := kmsg.NewPtrControlledShutdownRequest()
+	cs.BrokerID, cs.BrokerEpoch = 1, brokerEpoch(t, cl.Broker(1))
+	if r := control(t, cl.Broker(2), cs).(*kmsg.ControlledShutdownResponse); r.ErrorCode != kerr.NotController.Code {
+		t.Fatalf("ControlledShutdown to broker 2: %+v, want NOT_CONTROLLER", r)
 	}
 }
