@@ -1,6 +1,8 @@
 package kafkago
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -134,6 +136,25 @@ func TestControlRequestEpochs(t *testing.T) {
 	c := e.Client(kgo.DefaultProduceTopic("ep"))
 	if err := c.ProduceSync(ctx, kgo.StringRecord("still here")).FirstErr(); err != nil {
 		t.Fatalf("produce after refused StopReplica: %v", err)
+	}
+	// A current StopReplica with delete drops the partition's data.
+	dir := filepath.Join(e.Config.LogDirs[0], "ep-0")
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("partition directory before StopReplica: %v", err)
+	}
+	sr := kmsg.NewPtrStopReplicaRequest()
+	sr.ControllerID, sr.ControllerEpoch, sr.BrokerEpoch = 1, ce, be
+	st := kmsg.NewStopReplicaRequestTopic()
+	st.Topic = "ep"
+	sp := kmsg.NewStopReplicaRequestTopicPartitionState()
+	sp.Partition, sp.LeaderEpoch, sp.Delete = 0, -2, true
+	st.PartitionStates = append(st.PartitionStates, sp)
+	sr.Topics = append(sr.Topics, st)
+	if r := control(t, e, sr).(*kmsg.StopReplicaResponse); r.ErrorCode != 0 || len(r.Partitions) != 1 || r.Partitions[0].ErrorCode != 0 {
+		t.Fatalf("StopReplica with delete: %+v", r)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("partition directory after StopReplica with delete: %v", err)
 	}
 }
 
