@@ -29,8 +29,11 @@ type Config struct {
 	// ListenerProtocols is listener.security.protocol.map, by upper-case
 	// listener name; nil means Kafka's default (each protocol's own name).
 	ListenerProtocols map[string]string
-	// SSL is the ssl.* keys of the SSL listeners (config_tls.go).
+	// SSL is the ssl.* keys of the SSL and SASL_SSL listeners (config_tls.go).
 	SSL SSLConfig
+	// SASL is the SASL keys of the SASL_PLAINTEXT and SASL_SSL listeners
+	// (config_sasl.go).
+	SASL SASLConfig
 	// AdvertisedListeners are registered in /brokers/ids and returned by
 	// Metadata (advertised.listeners). Empty means the listener's address.
 	AdvertisedListeners []string
@@ -102,20 +105,22 @@ func DefaultConfig(dataDir string) Config {
 		Groups:                   DefaultGroupConfig(),
 		Metrics:                  DefaultMetricsConfig(),
 		SSL:                      DefaultSSLConfig(),
+		SASL:                     DefaultSASLConfig(),
 		Cleaner:                  DefaultCleanerConfig(),
 	}
 }
 
-// LoadConfig reads a server.properties file (see ParseProperties). A bad
-// value is a *properties.Error whose text is one line naming the file, the
-// key, the value and what is allowed.
+// LoadConfig reads a server.properties file (see ParseProperties), with
+// the JAAS file that KAFKA_OPTS names (JAASFileFromEnv), as Kafka reads
+// both. A bad value is a *properties.Error whose text is one line naming
+// the file, the key, the value and what is allowed.
 func LoadConfig(path string, log *slog.Logger) (Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return Config{}, err
 	}
 	defer f.Close()
-	cfg, err := ParseProperties(f, log)
+	cfg, err := parseProperties(f, log, JAASFileFromEnv())
 	if err != nil {
 		return Config{}, properties.WithFile(err, path)
 	}
@@ -129,10 +134,17 @@ func LoadConfig(path string, log *slog.Logger) (Config, error) {
 // warnings, as Kafka logs them; keys Kafka knows that change nothing in
 // zkafka are logged at debug level.
 func ParseProperties(r io.Reader, log *slog.Logger) (Config, error) {
+	return parseProperties(r, log, "")
+}
+
+// parseProperties is ParseProperties with the JAAS file the environment
+// names (SASLConfig.JAASFile), which the SASL listeners' checks read.
+func parseProperties(r io.Reader, log *slog.Logger, jaasFile string) (Config, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	cfg := DefaultConfig("/tmp/kafka-logs")
+	cfg.SASL.JAASFile = jaasFile
 	props, err := properties.Load(r)
 	if err != nil {
 		return cfg, err
@@ -204,6 +216,10 @@ func ParseProperties(r io.Reader, log *slog.Logger) (Config, error) {
 		return cfg, err
 	}
 	if key, err := cfg.checkListeners(); err != nil {
+		var pe *properties.Error
+		if errors.As(err, &pe) { // names its key already (SASL)
+			return cfg, err
+		}
 		p, set := rel.seen[key]
 		if !set {
 			p = properties.Property{Key: key, Value: strings.Join(cfg.Listeners, ",")}
@@ -234,6 +250,9 @@ func applyOtherProperty(cfg *Config, p properties.Property, log *slog.Logger) er
 		return err
 	}
 	if ok, err := cfg.SSL.parseProperty(k, v); ok {
+		return err
+	}
+	if ok, err := cfg.SASL.parseProperty(p, log); ok {
 		return err
 	}
 	if d := topicDefaultForBrokerKey(k); d != nil {

@@ -65,6 +65,10 @@ type Broker struct {
 
 	// tlsCfg serves the SSL listeners (nil without one; tls.go).
 	tlsCfg *tls.Config
+	// sasl are the SASL listeners, by name (sasl.go); scram the SCRAM
+	// credentials (scram_store.go).
+	sasl  map[string]*saslListener
+	scram *scramStore
 
 	registerOnce sync.Once
 	registered   chan struct{} // closed once /brokers/ids/{id} exists
@@ -111,6 +115,10 @@ func New(cfg Config, log *slog.Logger) (*Broker, error) {
 	if err := b.initTLS(); err != nil {
 		return nil, err
 	}
+	if err := b.initSASL(); err != nil {
+		return nil, err
+	}
+	b.scram = newScramStore(b)
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.ZooKeeperSessionTimeout)
 	defer cancel()
 	zkc, err := zkmeta.Dial(ctx, cfg.ZooKeeperConnect, cfg.ZooKeeperSessionTimeout, b.log)
@@ -122,6 +130,11 @@ func New(cfg Config, log *slog.Logger) (*Broker, error) {
 		zkc.Close()
 		b.closePartitions()
 		return nil, err
+	}
+	if err := b.scram.loadAll(); err != nil {
+		zkc.Close()
+		b.closePartitions()
+		return nil, fmt.Errorf("loading SCRAM credentials from %s: %w", zkmeta.ConfigUsersPath, err)
 	}
 	b.goTracked("retention", b.retentionLoop)
 	b.cleaner = newLogCleaner(b)
@@ -204,7 +217,7 @@ func (b *Broker) ServeListeners(ls []net.Listener) error {
 // connection's first read, in its own goroutine).
 func (b *Broker) acceptLoop(l net.Listener, e listenerEntry) error {
 	handle := func(nc net.Conn) { b.serveConn(nc, e.name, false) }
-	if e.protocol == "SSL" {
+	if isTLSProtocol(e.protocol) {
 		handle = func(nc net.Conn) { b.serveConn(tls.Server(nc, b.tlsCfg), e.name, true) }
 	}
 	err := accept.Loop(l, b.done, b.log, "kafka "+e.name, handle)
@@ -219,6 +232,7 @@ func (b *Broker) acceptLoop(l net.Listener, e listenerEntry) error {
 func (b *Broker) serveConn(nc net.Conn, listener string, isTLS bool) {
 	c := newConn(b, nc)
 	c.listener, c.tls = listener, isTLS
+	c.startSASL(listener)
 	if !b.trackConn(c, true) {
 		nc.Close()
 		return
