@@ -33,9 +33,10 @@ type conn struct {
 	// whether nc is a *tls.Conn (no sendfile: sendRecords).
 	listener string
 	tls      bool
-	// princ is the principal (principal.go); sasl the authentication of a
-	// SASL listener's connection, nil on others (sasl_conn.go).
-	princ string
+	// princ is the principal (principal.go; nil: anonymous); sasl the
+	// authentication of a SASL listener's connection, nil on others
+	// (sasl_conn.go).
+	princ atomic.Pointer[string]
 	sasl  *saslConn
 
 	// out carries responses to the writer, in request order. Closed by

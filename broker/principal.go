@@ -19,12 +19,19 @@ const anonymousPrincipal = "User:ANONYMOUS"
 
 // principal is the connection's principal. It is set by the reader
 // goroutine (after the TLS handshake, when SASL authentication completes)
-// before the requests it applies to are dispatched.
+// before the requests it applies to are dispatched; other goroutines may
+// read it too.
 func (c *conn) principal() string {
-	if c.princ == "" {
-		return anonymousPrincipal
+	if p := c.princ.Load(); p != nil {
+		return *p
 	}
-	return c.princ
+	return anonymousPrincipal
+}
+
+// setPrincipal sets the principal, "User:" + name.
+func (c *conn) setPrincipal(name string) {
+	p := "User:" + name
+	c.princ.Store(&p)
 }
 
 // setTLSPrincipal takes the principal of a TLS connection's client
@@ -33,7 +40,7 @@ func (c *conn) setTLSPrincipal(st tls.ConnectionState) {
 	if len(st.PeerCertificates) == 0 {
 		return
 	}
-	c.princ = "User:" + subjectDN(st.PeerCertificates[0].RawSubject)
+	c.setPrincipal(subjectDN(st.PeerCertificates[0].RawSubject))
 }
 
 // subjectDN is a certificate subject in RFC 2253 form, from its DER bytes

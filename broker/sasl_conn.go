@@ -264,8 +264,8 @@ func (c *conn) saslComplete(user string) time.Duration {
 	if s.reauthing {
 		c.log.Info("SASL re-authenticated", "principal", c.principal(), "mechanism", s.mechanism)
 	} else {
-		c.princ = "User:" + user
-		c.log.Debug("SASL authenticated", "principal", c.princ, "mechanism", s.mechanism)
+		c.setPrincipal(user)
+		c.log.Debug("SASL authenticated", "principal", c.principal(), "mechanism", s.mechanism)
 	}
 	s.phase, s.reauthing, s.mech = saslDone, false, nil
 	return lifetime
