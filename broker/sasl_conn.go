@@ -236,7 +236,11 @@ func (c *conn) saslStep(token []byte) (challenge []byte, user string, err error)
 	}
 	challenge, done, err := s.mech.step(token)
 	if err != nil {
-		c.saslFailed("SASL authentication failed", s.mech.user(), "mechanism", s.mechanism, "reason", err)
+		args := []any{"mechanism", s.mechanism, "reason", err}
+		if cause := errors.Unwrap(err); cause != nil {
+			args = append(args, "detail", cause)
+		}
+		c.saslFailed("SASL authentication failed", s.mech.user(), args...)
 		return nil, "", err
 	}
 	if !done {

@@ -1,10 +1,12 @@
 package broker
 
 import (
+	"crypto/hmac"
 	"crypto/pbkdf2"
 	"crypto/sha512"
 	"crypto/x509/pkix"
 	"encoding/asn1"
+	"encoding/base64"
 	"reflect"
 	"testing"
 
@@ -81,5 +83,54 @@ func TestSubjectDN(t *testing.T) {
 	}
 	if got := subjectDN([]byte("junk")); got != "ANONYMOUS" {
 		t.Fatalf("subjectDN(junk) = %q", got)
+	}
+}
+
+// TestScramFinalEcho: a client-final-message that repeats the client's
+// nonce before the server's (librdkafka 2.0) is accepted with the right
+// password, as Kafka accepts it, and refused with a wrong one; the
+// server signature is the one the client expects.
+func TestScramFinalEcho(t *testing.T) {
+	st := &scramStore{}
+	st.mu.users = map[string]map[string]scram.StoredCredentials{}
+	salt := []byte("salt of the user")
+	cl, _ := scram.SHA512.NewClient("rd", "right-pw", "")
+	st.mu.users["rd"] = map[string]scram.StoredCredentials{"SCRAM-SHA-512": cl.GetStoredCredentials(scram.KeyFactors{Salt: string(salt), Iters: 4096})}
+	for _, pw := range []string{"right-pw", "wrong-pw"} {
+		m, err := st.newServer("SCRAM-SHA-512")
+		if err != nil {
+			t.Fatal(err)
+		}
+		const cnonce = "y=.zK8|5ED2T[TxM4X"
+		first, done, err := m.step([]byte("n,,n=rd,r=" + cnonce))
+		if err != nil || done {
+			t.Fatalf("first step: %v %v", done, err)
+		}
+		nonce := attribute(string(first), "r")
+		wop := "c=biws,r=" + cnonce + nonce // librdkafka's
+		salted, _ := pbkdf2.Key(sha512.New, pw, salt, 4096, sha512.Size)
+		mac := func(key []byte, data string) []byte {
+			h := hmac.New(sha512.New, key)
+			h.Write([]byte(data))
+			return h.Sum(nil)
+		}
+		clientKey := mac(salted, "Client Key")
+		stored := sha512.Sum512(clientKey)
+		auth := "n=rd,r=" + cnonce + "," + string(first) + "," + wop
+		sig := mac(stored[:], auth)
+		for i := range sig {
+			sig[i] ^= clientKey[i]
+		}
+		out, done, err := m.step([]byte(wop + ",p=" + base64.StdEncoding.EncodeToString(sig)))
+		if pw == "wrong-pw" {
+			if err == nil || done {
+				t.Fatalf("a wrong password passed: %s", out)
+			}
+			continue
+		}
+		want := "v=" + base64.StdEncoding.EncodeToString(mac(mac(salted, "Server Key"), auth))
+		if err != nil || !done || string(out) != want || m.user() != "rd" {
+			t.Fatalf("final: %q %v %v, want %q", out, done, err, want)
+		}
 	}
 }
