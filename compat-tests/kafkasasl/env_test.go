@@ -27,7 +27,7 @@ const plainJAAS = `org.apache.kafka.common.security.plain.PlainLoginModule requi
 // SASL_SSL listener with p's keystore, both offering PLAIN (the users of
 // plainJAAS) and both SCRAM mechanisms, and a PLAINTEXT listener for the
 // admin client. mods adjust the config after.
-func saslBroker(t *testing.T, p *pki, mods ...func(*broker.Config)) *kafkaenv.Env {
+func saslBroker(t testing.TB, p *pki, mods ...func(*broker.Config)) *kafkaenv.Env {
 	t.Helper()
 	mods = append([]func(*broker.Config){func(c *broker.Config) {
 		c.Listeners = []string{"SASL_PLAINTEXT://127.0.0.1:0", "PLAINTEXT://127.0.0.1:0"}
@@ -83,7 +83,7 @@ func scramAuth(mech, user, pass string) sasl.Mechanism {
 }
 
 // addSCRAM gives user the password for mech through kadm.
-func addSCRAM(t *testing.T, e *kafkaenv.Env, user, pass, mech string) {
+func addSCRAM(t testing.TB, e *kafkaenv.Env, user, pass, mech string) {
 	t.Helper()
 	m := kadm.ScramSha256
 	if mech == "SCRAM-SHA-512" {
@@ -98,4 +98,4 @@ func addSCRAM(t *testing.T, e *kafkaenv.Env, user, pass, mech string) {
 	}
 }
 
-func ctx(t *testing.T) context.Context { return kafkaenv.Context(t, 30*time.Second) }
+func ctx(t testing.TB) context.Context { return kafkaenv.Context(t, 30*time.Second) }
