@@ -218,6 +218,9 @@ func parseProperties(r io.Reader, log *slog.Logger, jaasFile string) (Config, er
 	if key, err := cfg.checkListeners(); err != nil {
 		var pe *properties.Error
 		if errors.As(err, &pe) { // names its key already (SASL)
+			if p, set := rel.seen[pe.Key]; set && pe.Line == 0 {
+				pe.Line = p.Line
+			}
 			return cfg, err
 		}
 		p, set := rel.seen[key]
