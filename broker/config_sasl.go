@@ -1,7 +1,9 @@
 package broker
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"math"
 	"os"
@@ -51,7 +53,7 @@ type SASLListenerConfig struct {
 	// the broker's).
 	EnabledMechanisms []string
 	// JAAS is listener.name.X.MECH.sasl.jaas.config, by lower-case mechanism.
-	JAAS map[string][]jaas.Module
+	JAAS map[string][]jaas.Entry
 	// ReauthMax is listener.name.X.MECH.connections.max.reauth.ms, by
 	// lower-case mechanism.
 	ReauthMax map[string]time.Duration
@@ -72,7 +74,7 @@ const jaasFileProperty = "java.security.auth.login.config"
 // (-Djava.security.auth.login.config=...), as kafka-server-start.sh passes
 // it to the JVM; "" when it names none.
 func JAASFileFromEnv() string {
-	v, _ := jaas.JVMProperty(os.Getenv("KAFKA_OPTS"), jaasFileProperty)
+	v, _ := jaas.JVMProperty(jaasFileProperty, os.Getenv("KAFKA_OPTS"))
 	return v
 }
 
@@ -85,7 +87,7 @@ func (s *SASLConfig) listener(name string) *SASLListenerConfig {
 	}
 	l := s.Listeners[name]
 	if l == nil {
-		l = &SASLListenerConfig{JAAS: map[string][]jaas.Module{}, ReauthMax: map[string]time.Duration{}}
+		l = &SASLListenerConfig{JAAS: map[string][]jaas.Entry{}, ReauthMax: map[string]time.Duration{}}
 		s.Listeners[name] = l
 	}
 	return l
@@ -129,9 +131,14 @@ func (s *SASLConfig) parseProperty(p properties.Property, log *slog.Logger) (ok 
 	}
 	switch sub {
 	case "sasl.jaas.config":
-		mods, err := jaas.ParseModules(p.Value)
+		mods, err := jaas.ParseEntries(p.Value)
+		if err == nil && len(mods) == 0 {
+			err = errors.New("no login module")
+		}
 		if err != nil {
-			return true, hiddenValue(p, err)
+			// The parser's message may quote the value's text: only say
+			// what is wanted.
+			return true, hiddenValue(p, errors.New(`not a JAAS login module configuration: want ClassName required key="value" ...;`))
 		}
 		s.listener(name).JAAS[mech] = mods
 		return true, nil
@@ -219,9 +226,9 @@ func (s *SASLConfig) plainUsers(name string) (map[string]string, error) {
 			return nil, bad
 		}
 		bad.Key, bad.Value = jaasFileProperty, s.JAASFile
-		f, err := jaas.LoadFile(s.JAASFile)
+		f, err := jaas.Load(s.JAASFile)
 		if err != nil {
-			bad.Allowed = err.Error()
+			bad.Allowed = jaasFileError(s.JAASFile, err)
 			return nil, bad
 		}
 		if mods = f[lower+".KafkaServer"]; mods == nil {
@@ -235,7 +242,7 @@ func (s *SASLConfig) plainUsers(name string) (map[string]string, error) {
 	users := map[string]string{}
 	found := false
 	for _, m := range mods {
-		if m.Class != plainClass {
+		if m.LoginModule != plainClass {
 			continue
 		}
 		found = true
@@ -252,7 +259,20 @@ func (s *SASLConfig) plainUsers(name string) (map[string]string, error) {
 	return users, nil
 }
 
-func (l *SASLListenerConfig) jaasOf(mech string) []jaas.Module {
+// jaasFileError says why the JAAS file at path was not read, without the
+// parser's quote of its text (a password, maybe): only its line.
+func jaasFileError(path string, err error) string {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+		return err.Error()
+	}
+	msg := strings.TrimPrefix(err.Error(), path+": ")
+	if line, _, ok := strings.Cut(msg, ":"); ok && strings.HasPrefix(line, "line ") {
+		return path + ": " + line + ": not a JAAS login configuration"
+	}
+	return path + ": not a JAAS login configuration"
+}
+
+func (l *SASLListenerConfig) jaasOf(mech string) []jaas.Entry {
 	if l == nil {
 		return nil
 	}

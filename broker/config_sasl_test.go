@@ -91,6 +91,11 @@ sasl_ssl.KafkaServer {
 	if u, err := c.SASL.plainUsers("SASL_SSL"); err != nil || len(u) != 1 || u["tls"] != "t" {
 		t.Fatalf("sasl_ssl.KafkaServer users: %v %v", u, err)
 	}
+	os.WriteFile(jaasFile, []byte("KafkaServer {\n  m required user_admin=\"s3cret\" oops s3cret;\n};"), 0o600)
+	_, err = LoadConfig(props, nil)
+	if err == nil || !strings.Contains(err.Error(), "line 2") || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("a bad JAAS file: %v", err)
+	}
 	t.Setenv("KAFKA_OPTS", "-Djava.security.auth.login.config="+filepath.Join(dir, "missing.conf"))
 	_, err = LoadConfig(props, nil)
 	var e *properties.Error

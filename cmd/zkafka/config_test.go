@@ -69,7 +69,7 @@ func TestBadConfigExitsWithOneLine(t *testing.T) {
 		{"PLAIN without users", serverProps, "listeners=SASL_PLAINTEXT://127.0.0.1:9094\nsasl.enabled.mechanisms=PLAIN\n", []string{"broker", serverProps},
 			[]string{serverProps + ":", "listener.name.sasl_plaintext.plain.sasl.jaas.config", "KAFKA_OPTS"}},
 		{"bad JAAS value", serverProps, "listener.name.sasl_ssl.plain.sasl.jaas.config=PlainLoginModule sure user_a=\"pw\";\n", []string{"broker", serverProps},
-			[]string{serverProps + ":1:", "listener.name.sasl_ssl.plain.sasl.jaas.config=[hidden]", "want a flag"}},
+			[]string{serverProps + ":1:", "listener.name.sasl_ssl.plain.sasl.jaas.config=[hidden]", "not a JAAS login module configuration"}},
 		{"no such file", "", "", []string{"zookeeper", filepath.Join(dir, "nope.cfg")}, []string{"nope.cfg", "no such file"}},
 		{"bad -zookeeper-addr", "", "", []string{"run", "-data", dir, "-zookeeper-addr", "127.0.0.1:99999"},
 			[]string{"-zookeeper-addr", "127.0.0.1:99999"}},

@@ -36,13 +36,13 @@ func saslBroker(t testing.TB, p *pki, mods ...func(*broker.Config)) *kafkaenv.En
 			c.SSL.KeystoreType, c.SSL.KeystoreLocation, c.SSL.KeystorePassword = "PKCS12", p.serverP12, "changeit"
 		}
 		c.SASL.EnabledMechanisms = []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}
-		mods, err := jaas.ParseModules(plainJAAS)
+		mods, err := jaas.ParseEntries(plainJAAS)
 		if err != nil {
 			t.Fatal(err)
 		}
 		c.SASL.Listeners = map[string]*broker.SASLListenerConfig{}
 		for _, l := range []string{"SASL_PLAINTEXT", "SASL_SSL"} {
-			c.SASL.Listeners[l] = &broker.SASLListenerConfig{JAAS: map[string][]jaas.Module{"plain": mods}}
+			c.SASL.Listeners[l] = &broker.SASLListenerConfig{JAAS: map[string][]jaas.Entry{"plain": mods}}
 		}
 	}}, mods...)
 	return kafkaenv.Start(t, kafkaenv.Configure(mods...), kafkaenv.VerboseLogs())

@@ -1,98 +1,106 @@
 package jaas
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 )
 
-func TestParseFile(t *testing.T) {
-	src := `// the broker's users
-KafkaServer {
-   org.apache.kafka.common.security.plain.PlainLoginModule required
-   username="admin"
-   password="admin-secret"
-   user_admin="admin-secret"
-   user_alice='alice "quoted" \\ secret';
-   /* SCRAM users live in ZooKeeper */
-   org.apache.kafka.common.security.scram.ScramLoginModule required;
+const zkServer = `
+/* ZooKeeper's server side */
+Server {
+       org.apache.zookeeper.server.auth.DigestLoginModule required
+       user_super="adminsecret"
+       user_alice='alice\"s secret' // single quotes, an escaped quote
+       user_bob=bobsecret;
 };
-sasl_ssl.KafkaServer { org.apache.kafka.common.security.plain.PlainLoginModule Required user_bob=bobpw; };
+
 Client {
-   org.apache.zookeeper.server.auth.DigestLoginModule required
-   username="kafka" password="zk-secret";
+       org.apache.zookeeper.server.auth.DigestLoginModule REQUIRED
+       username="bob"
+       password="bobsecret";
 };
 `
-	c, err := Parse(src)
+
+func TestParseZooKeeperFile(t *testing.T) {
+	f, err := Parse(zkServer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Config{
-		"KafkaServer": {
-			{Class: "org.apache.kafka.common.security.plain.PlainLoginModule", Flag: "required", Options: map[string]string{
-				"username": "admin", "password": "admin-secret", "user_admin": "admin-secret", "user_alice": `alice "quoted" \ secret`}},
-			{Class: "org.apache.kafka.common.security.scram.ScramLoginModule", Flag: "required", Options: map[string]string{}},
-		},
-		"sasl_ssl.KafkaServer": {{Class: "org.apache.kafka.common.security.plain.PlainLoginModule", Flag: "required", Options: map[string]string{"user_bob": "bobpw"}}},
-		"Client":               {{Class: "org.apache.zookeeper.server.auth.DigestLoginModule", Flag: "required", Options: map[string]string{"username": "kafka", "password": "zk-secret"}}},
+	srv := f["Server"]
+	if len(srv) != 1 || srv[0].LoginModule != "org.apache.zookeeper.server.auth.DigestLoginModule" || srv[0].Flag != "required" {
+		t.Fatalf("Server section: %+v", srv)
 	}
-	if !reflect.DeepEqual(c, want) {
-		t.Fatalf("got %#v\nwant %#v", c, want)
+	want := map[string]string{"super": "adminsecret", "alice": `alice"s secret`, "bob": "bobsecret"}
+	if got := DigestUsers(srv); !reflect.DeepEqual(got, want) {
+		t.Fatalf("users %v, want %v", got, want)
 	}
-	if v, ok := Option(c["Client"], "DigestLoginModule", "password"); !ok || v != "zk-secret" {
-		t.Fatalf("Option: %q %v", v, ok)
+	cl := f["Client"]
+	if len(cl) != 1 || cl[0].Flag != "required" || cl[0].Options["username"] != "bob" || cl[0].Options["password"] != "bobsecret" {
+		t.Fatalf("Client section: %+v", cl)
 	}
 }
 
-func TestParseModules(t *testing.T) {
-	mods, err := ParseModules(`org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="pw" user_admin="pw" user_x="a b";`)
+func TestParseEntriesKafkaInline(t *testing.T) {
+	e, err := ParseEntries(`org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="a b" user_admin="a b";`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(mods) != 1 || mods[0].Options["user_x"] != "a b" || mods[0].Options["username"] != "admin" {
-		t.Fatalf("got %#v", mods)
+	if len(e) != 1 || e[0].Options["password"] != "a b" || DigestUsers(e)["admin"] != "a b" {
+		t.Fatalf("%+v", e)
 	}
 }
 
-// TestParseErrors: bad input is refused with the line, and never with the
-// text of a value (it may be a password).
+func TestParseEscapesAndComments(t *testing.T) {
+	f, err := Parse("A{m.M optional k=\"\\t\\101\\\\x\";\n// x\n m.N sufficient;};\n/* multi\nline */ B { };")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f["A"][0].Options["k"]; got != "\tA\\x" {
+		t.Fatalf("escapes: %q", got)
+	}
+	if len(f["A"]) != 2 || f["A"][1].Flag != "sufficient" || len(f["B"]) != 0 {
+		t.Fatalf("%+v", f)
+	}
+}
+
 func TestParseErrors(t *testing.T) {
-	for _, tc := range []struct{ src, want string }{
-		{`KafkaServer { m required password="s3cret" };`, `want an option name or ';', got '}'`},
-		{`KafkaServer { m required password=s3cret other };`, `want '=', got '}'`},
-		{`KafkaServer { m mandatory; };`, "want a flag"},
-		{`KafkaServer { m required password="s3cret`, "unterminated quoted string"},
-		{`KafkaServer m required;`, `want '{'`},
-		{`KafkaServer { m required; }`, `want ';', got the end`},
-		{`/* open`, "unterminated /* comment"},
+	for _, tc := range []struct{ in, want string }{
+		{"Server { m.M required k=v }", "line 1: expected an option name or ';', found '}'"},
+		{"Server { m.M always; };", "control flag of m.M"},
+		{"Server { m.M required k=\"v\n\"; };", "line 1: a quoted string is not closed on its line"},
+		{"Server { m.M required; }", "expected ';', found the end of the file"},
+		{"Server { m.M required; };\nServer { };", "line 2: section \"Server\" is given twice"},
+		{"Server { m.M required k=; };", "expected the value of option k"},
+		{"/* open", "comment is not closed"},
+		{"Server m.M", "expected '{'"},
 	} {
-		_, err := Parse(tc.src)
+		_, err := Parse(tc.in)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("Parse(%q): %v, want %q", tc.src, err, tc.want)
-		}
-		if err != nil && strings.Contains(err.Error(), "s3cret") {
-			t.Errorf("Parse(%q): the error shows the password: %v", tc.src, err)
+			t.Errorf("Parse(%q) = %v, want an error with %q", tc.in, err, tc.want)
 		}
 	}
-	if _, err := ParseModules(" "); err == nil {
-		t.Error("ParseModules of nothing: no error")
+}
+
+func TestLoadNamesTheFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "jaas.conf")
+	if err := os.WriteFile(p, []byte("Server {"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(p); err == nil || !strings.Contains(err.Error(), p) {
+		t.Fatalf("Load: %v", err)
 	}
 }
 
 func TestJVMProperty(t *testing.T) {
-	for _, tc := range []struct {
-		flags, want string
-		ok          bool
-	}{
-		{"-Xmx1G -Djava.security.auth.login.config=/etc/kafka/jaas.conf", "/etc/kafka/jaas.conf", true},
-		{`-Djava.security.auth.login.config="/etc/my kafka/jaas.conf" -Dx=y`, "/etc/my kafka/jaas.conf", true},
-		{"-Djava.security.auth.login.config=/a -Djava.security.auth.login.config=/b", "/b", true},
-		{"-Djava.security.auth.login.configX=/a", "", false},
-		{"", "", false},
-	} {
-		v, ok := JVMProperty(tc.flags, "java.security.auth.login.config")
-		if v != tc.want || ok != tc.ok {
-			t.Errorf("JVMProperty(%q) = %q %v, want %q %v", tc.flags, v, ok, tc.want, tc.ok)
-		}
+	const key = "java.security.auth.login.config"
+	v, ok := JVMProperty(key, "-Xmx1g -D"+key+"=/a.conf", "-D"+key+"=/b.conf -Dzookeeper.superUser=x")
+	if !ok || v != "/b.conf" {
+		t.Fatalf("got %q %v, want the last one", v, ok)
+	}
+	if _, ok := JVMProperty(key, "-D"+key+"x=/c", ""); ok {
+		t.Fatal("a longer name matched")
 	}
 }
