@@ -34,6 +34,9 @@ type Config struct {
 	// SASL is the SASL keys of the SASL_PLAINTEXT and SASL_SSL listeners
 	// (config_sasl.go).
 	SASL SASLConfig
+	// ZooKeeperClient secures the broker's ZooKeeper session: TLS, SASL,
+	// secure ACLs (config_zkclient.go).
+	ZooKeeperClient ZooKeeperClientConfig
 	// AdvertisedListeners are registered in /brokers/ids and returned by
 	// Metadata (advertised.listeners). Empty means the listener's address.
 	AdvertisedListeners []string
@@ -106,13 +109,14 @@ func DefaultConfig(dataDir string) Config {
 		Metrics:                  DefaultMetricsConfig(),
 		SSL:                      DefaultSSLConfig(),
 		SASL:                     DefaultSASLConfig(),
+		ZooKeeperClient:          DefaultZooKeeperClientConfig(),
 		Cleaner:                  DefaultCleanerConfig(),
 	}
 }
 
 // LoadConfig reads a server.properties file (see ParseProperties), with
-// the JAAS file that KAFKA_OPTS names (JAASFileFromEnv), as Kafka reads
-// both. A bad value is a *properties.Error whose text is one line naming
+// the JVM system properties of KAFKA_OPTS that Kafka takes from there
+// (the JAAS file, the ZooKeeper client's; config_zkclient.go). A bad value is a *properties.Error whose text is one line naming
 // the file, the key, the value and what is allowed.
 func LoadConfig(path string, log *slog.Logger) (Config, error) {
 	f, err := os.Open(path)
@@ -120,7 +124,7 @@ func LoadConfig(path string, log *slog.Logger) (Config, error) {
 		return Config{}, err
 	}
 	defer f.Close()
-	cfg, err := parseProperties(f, log, JAASFileFromEnv())
+	cfg, err := parseProperties(f, log, os.Getenv("KAFKA_OPTS"))
 	if err != nil {
 		return Config{}, properties.WithFile(err, path)
 	}
@@ -137,14 +141,16 @@ func ParseProperties(r io.Reader, log *slog.Logger) (Config, error) {
 	return parseProperties(r, log, "")
 }
 
-// parseProperties is ParseProperties with the JAAS file the environment
-// names (SASLConfig.JAASFile), which the SASL listeners' checks read.
-func parseProperties(r io.Reader, log *slog.Logger, jaasFile string) (Config, error) {
+// parseProperties is ParseProperties with the JVM flags of KAFKA_OPTS
+// (applyKafkaOpts), which the keys of the file override.
+func parseProperties(r io.Reader, log *slog.Logger, kafkaOpts string) (Config, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	cfg := DefaultConfig("/tmp/kafka-logs")
-	cfg.SASL.JAASFile = jaasFile
+	if err := cfg.applyKafkaOpts(kafkaOpts); err != nil {
+		return cfg, err
+	}
 	props, err := properties.Load(r)
 	if err != nil {
 		return cfg, err
@@ -235,6 +241,15 @@ func parseProperties(r io.Reader, log *slog.Logger, jaasFile string) (Config, er
 	} else if cfg.QueuedMaxRequestBytes > 0 && cfg.QueuedMaxRequestBytes < int64(cfg.SocketRequestMaxBytes) {
 		return cfg, q.Bad(fmt.Sprintf("must be <= 0 (unbounded) or at least socket.request.max.bytes (%d)", cfg.SocketRequestMaxBytes))
 	}
+	if _, err := cfg.zkSecurity(); err != nil { // keys of several lines: zookeeper.set.acl, the stores
+		var pe *properties.Error
+		if errors.As(err, &pe) {
+			if p, set := rel.seen[pe.Key]; set && pe.Line == 0 {
+				pe.Line = p.Line
+			}
+		}
+		return cfg, err
+	}
 	return cfg, cfg.validate()
 }
 
@@ -256,6 +271,9 @@ func applyOtherProperty(cfg *Config, p properties.Property, log *slog.Logger) er
 		return err
 	}
 	if ok, err := cfg.SASL.parseProperty(p, log); ok {
+		return err
+	}
+	if ok, err := cfg.ZooKeeperClient.parseProperty(p); ok {
 		return err
 	}
 	if d := topicDefaultForBrokerKey(k); d != nil {

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -69,14 +68,6 @@ var saslMechanisms = []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}
 
 // jaasFileProperty is the JVM system property naming the JAAS file.
 const jaasFileProperty = "java.security.auth.login.config"
-
-// JAASFileFromEnv is the JAAS file KAFKA_OPTS names
-// (-Djava.security.auth.login.config=...), as kafka-server-start.sh passes
-// it to the JVM; "" when it names none.
-func JAASFileFromEnv() string {
-	v, _ := jaas.JVMProperty(jaasFileProperty, os.Getenv("KAFKA_OPTS"))
-	return v
-}
 
 // listener returns the listener.name.X config of listener name, made when
 // missing.

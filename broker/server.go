@@ -121,7 +121,11 @@ func New(cfg Config, log *slog.Logger) (*Broker, error) {
 	b.scram = newScramStore(b)
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.ZooKeeperSessionTimeout)
 	defer cancel()
-	zkc, err := zkmeta.Dial(ctx, cfg.ZooKeeperConnect, cfg.ZooKeeperSessionTimeout, b.log)
+	sec, err := cfg.zkSecurity()
+	if err != nil {
+		return nil, err
+	}
+	zkc, err := zkmeta.DialSecure(ctx, cfg.ZooKeeperConnect, cfg.ZooKeeperSessionTimeout, b.log, sec)
 	if err != nil {
 		return nil, err
 	}
