@@ -111,7 +111,8 @@ func (c *saslConn) authenticate() error {
 	defer c.Conn.SetReadDeadline(c.deadline)
 
 	cl := &digestmd5.Client{User: c.creds.User, Password: c.creds.Password, Service: c.creds.Service, Host: "zk-sasl-md5"}
-	challenge, err := c.saslRoundTrip(saslXid, nil)
+	// An empty token, not a null one: ZooKeeper reads its length.
+	challenge, err := c.saslRoundTrip(saslXid, []byte{})
 	if err != nil {
 		return err
 	}
