@@ -29,6 +29,8 @@
 //	                sasl_scram.go SCRAM-SHA-256/512 (github.com/xdg-go/scram);
 //	                config_sasl.go their keys and the JAAS config (internal/jaas)
 //	scram_store.go  the SCRAM credentials in /config/users, the broker's cache of them
+//	config_zkclient.go  the ZooKeeper session's TLS, SASL and secure ACLs (zookeeper.set.acl,
+//	                zookeeper.ssl.*, the JAAS Client section; zkmeta.DialSecure)
 //	principal.go    a connection's principal: User:NAME (SASL), the certificate's DN, ANONYMOUS
 //	conn.go         the per-connection reader and writer, sendfile
 //	request_budget.go  the broker-wide bound on request buffers (queued.max.request.bytes);

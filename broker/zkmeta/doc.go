@@ -19,8 +19,18 @@
 //	/controller_epoch                         decimal epoch; its zkVersion fences controller writes
 //	/latest_producer_id_block                 ProducerIDBlockZNode
 //
+// # Security
+//
+// DialSecure secures the session as Kafka's ZooKeeper client does
+// (security.go): TLS through go-zookeeper's dialer, SASL DIGEST-MD5 run by
+// a connection wrapper before go-zookeeper reads the ConnectResponse
+// (sasl.go; go-zookeeper has no SASL), and, with SecureACLs, Kafka's
+// secure ACLs on every znode created (ACL: creator all + world read,
+// creator only on /config/users, /config/brokers, /delegation_token).
+//
 // # Invariants
 //
+//   - Every znode the broker creates gets Client.ACL of its path.
 //   - Every path passed to Client is chroot-relative; Client adds the
 //     chroot (go-zookeeper has none), including inside Multi's ops.
 //   - A Multi reports the first failing op's error, so a failed

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"sync"
 	"time"
 
 	"github.com/zkafka/zkafka/internal/digestmd5"
@@ -43,34 +42,30 @@ const saslTimeout = 10 * time.Second
 var ErrSASLAuthFailed = errors.New("ZooKeeper SASL authentication failed")
 
 // saslConn is a connection that authenticates before its first read.
+// Its fields have no lock: go-zookeeper reads, and sets read deadlines,
+// from one goroutine at a time (its connect loop, then the receive loop it
+// starts after the ConnectResponse).
 type saslConn struct {
 	net.Conn
 	creds  *SASLCredentials
 	failed func(error) // told of a failed exchange
 
-	mu       sync.Mutex
-	pending  []byte // the ConnectResponse frame, for go-zookeeper
-	started  bool   // the exchange ran (or was not needed)
-	deadline time.Time
+	pending  []byte    // the ConnectResponse frame, for go-zookeeper
+	started  bool      // the exchange ran (or was not needed)
+	deadline time.Time // go-zookeeper's read deadline, restored after the exchange
 }
 
 func (c *saslConn) SetReadDeadline(t time.Time) error {
-	c.mu.Lock()
 	c.deadline = t
-	c.mu.Unlock()
 	return c.Conn.SetReadDeadline(t)
 }
 
 func (c *saslConn) SetDeadline(t time.Time) error {
-	c.mu.Lock()
 	c.deadline = t
-	c.mu.Unlock()
 	return c.Conn.SetDeadline(t)
 }
 
 func (c *saslConn) Read(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if !c.started {
 		c.started = true
 		if err := c.authenticate(); err != nil {
