@@ -27,7 +27,9 @@ import (
 //     zookeeper.ssl.enabled.protocols and
 //     zookeeper.ssl.endpoint.identification.algorithm (HTTPS: the host
 //     name is checked; empty: it is not). The -Dzookeeper.ssl.keyStore.*
-//     and trustStore.* properties are read too.
+//     and trustStore.* properties are read too. zookeeper.ssl.cipher.suites
+//     is accepted and ignored (Go's suites); zookeeper.ssl.crl.enable and
+//     ocsp.enable must be false.
 //   - SASL DIGEST-MD5 when the JAAS file (SASLConfig.JAASFile) has the
 //     section -Dzookeeper.sasl.clientconfig names (Client), with its
 //     username and password, unless -Dzookeeper.sasl.client=false; the
@@ -68,6 +70,12 @@ func (z *ZooKeeperClientConfig) parseProperty(p properties.Property) (ok bool, e
 		}
 		z.HostnameVerification = v != ""
 		return true, nil
+	case "zookeeper.ssl.crl.enable", "zookeeper.ssl.ocsp.enable":
+		on, err := p.Bool()
+		if err == nil && on {
+			err = errors.New("certificate revocation checks are not offered by zkafka: must be false")
+		}
+		return true, err
 	case "zookeeper.ssl.client.auth", "zookeeper.ssl.key.password":
 		return false, nil // not Kafka's ZooKeeper client keys
 	}

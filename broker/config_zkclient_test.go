@@ -54,6 +54,8 @@ ZkOther { org.apache.zookeeper.server.auth.DigestLoginModule required username="
 		{"no hostname verification", "zookeeper.ssl.endpoint.identification.algorithm=", "", "", func(c Config) bool { return !c.ZooKeeperClient.HostnameVerification }},
 		{"bad protocol", "zookeeper.ssl.protocol=SSLv3", "", "zookeeper.ssl.protocol", nil},
 		{"missing keystore", "zookeeper.ssl.client.enable=true\nzookeeper.ssl.keystore.location=/nope.p12", "", "zookeeper.ssl.keystore.location", nil},
+		{"CRL checks", "zookeeper.ssl.crl.enable=true", "", "zookeeper.ssl.crl.enable", nil},
+		{"no OCSP", "zookeeper.ssl.ocsp.enable=false", "", "", func(c Config) bool { return true }},
 		{"bad -D value", "", "-Dzookeeper.client.secure=maybe", "-Dzookeeper.client.secure", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
