@@ -22,7 +22,8 @@ import (
 type Config struct {
 	BrokerID int32 // broker.id
 	// Listeners are "NAME://host:port" (listeners), each NAME's security
-	// protocol given by ListenerProtocols; PLAINTEXT and SSL are served.
+	// protocol given by ListenerProtocols; PLAINTEXT, SSL, SASL_PLAINTEXT
+	// and SASL_SSL are served.
 	// ListenAndServe listens on all of them; Serve takes the first one's
 	// listener from the caller, ServeListeners one for each.
 	Listeners []string

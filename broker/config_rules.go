@@ -30,8 +30,9 @@ import (
 //   - listeners: NAME://host:port, different names and ports;
 //     advertised.listeners: never 0.0.0.0, names among those of
 //     listeners; each name's protocol from listener.security.protocol.map
-//     (PLAINTEXT and SSL are served); an SSL listener needs
-//     ssl.keystore.location (config_tls.go).
+//     (all four are served); an SSL or SASL_SSL listener needs
+//     ssl.keystore.location (config_tls.go), a SASL listener mechanisms
+//     zkafka offers and, for PLAIN, its users (config_sasl.go).
 //   - zookeeper.connect: host[:port],...[/chroot], a chroot being a valid
 //     ZooKeeper path (ZooKeeper's ConnectStringParser).
 //

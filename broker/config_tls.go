@@ -9,7 +9,7 @@ import (
 // SSLConfig is the broker's ssl.* keys, as Kafka's SslConfigs has them:
 // the keystore holding the broker's certificate and key, the truststore
 // holding the CAs client certificates are checked against, and the
-// handshake's rules. It applies to every SSL listener (per-listener
+// handshake's rules. It applies to every SSL and SASL_SSL listener (per-listener
 // listener.name.X.ssl.* overrides are not read yet).
 type SSLConfig struct {
 	KeystoreLocation   string // ssl.keystore.location
