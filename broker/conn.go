@@ -135,6 +135,7 @@ func (c *conn) evict() {
 // serve is the reader goroutine.
 func (c *conn) serve() {
 	defer c.b.trackConn(c, false)
+	c.startSASL()
 	defer c.stopSASL()
 	if c.tls && !c.handshake() {
 		return

@@ -72,10 +72,10 @@ var (
 	errSASLSessionExpired = errors.New("the SASL session expired and the client did not re-authenticate (connections.max.reauth.ms)")
 )
 
-// startSASL makes c, of listener name, a SASL connection if the listener
-// is SASL, and starts its authentication deadline.
-func (c *conn) startSASL(name string) {
-	l := c.b.sasl[name]
+// startSASL makes c a SASL connection if its listener is SASL, and starts
+// its authentication deadline (the reader goroutine, first thing).
+func (c *conn) startSASL() {
+	l := c.b.sasl[c.listener]
 	if l == nil {
 		return
 	}

@@ -65,7 +65,6 @@ func serveListener(t *testing.T, b *Broker, listener string) (net.Conn, *conn) {
 	}
 	c := newConn(b, server)
 	c.listener = listener
-	c.startSASL(listener)
 	b.trackConn(c, true)
 	if !b.goTracked("kafka-conn", c.serve) {
 		t.Fatal("not serving")

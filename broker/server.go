@@ -236,7 +236,6 @@ func (b *Broker) acceptLoop(l net.Listener, e listenerEntry) error {
 func (b *Broker) serveConn(nc net.Conn, listener string, isTLS bool) {
 	c := newConn(b, nc)
 	c.listener, c.tls = listener, isTLS
-	c.startSASL(listener)
 	if !b.trackConn(c, true) {
 		nc.Close()
 		return
