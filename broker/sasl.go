@@ -26,12 +26,14 @@ type saslListener struct {
 	mechanisms []string
 	plainUsers map[string]string        // PLAIN: user → password
 	reauth     map[string]time.Duration // session lifetime by mechanism (0: none)
+	// deadline bounds an authentication (saslHandshakeTimeout).
+	deadline time.Duration
 }
 
 // saslHandshakeTimeout bounds an authentication: a client that connects
 // to a SASL listener and has not authenticated by then (or does not
 // finish a re-authentication) is closed.
-var saslHandshakeTimeout = 10 * time.Second
+const saslHandshakeTimeout = 10 * time.Second
 
 // initSASL builds b.sasl, one saslListener for each SASL listener.
 func (b *Broker) initSASL() error {
@@ -46,7 +48,8 @@ func (b *Broker) initSASL() error {
 		if err := b.cfg.checkSASLListener(e.name); err != nil {
 			return err
 		}
-		l := &saslListener{name: e.name, mechanisms: slices.Clone(b.cfg.SASL.mechanismsOf(e.name)), reauth: map[string]time.Duration{}}
+		l := &saslListener{name: e.name, mechanisms: slices.Clone(b.cfg.SASL.mechanismsOf(e.name)),
+			reauth: map[string]time.Duration{}, deadline: saslHandshakeTimeout}
 		for _, m := range l.mechanisms {
 			l.reauth[m] = b.cfg.SASL.reauthOf(e.name, m)
 		}

@@ -86,7 +86,7 @@ func (c *conn) startSASL() {
 // armSASLDeadline closes the connection if it is not authenticated within
 // saslHandshakeTimeout.
 func (c *conn) armSASLDeadline() {
-	timeout := saslHandshakeTimeout
+	timeout := c.sasl.l.deadline
 	c.sasl.watchdog = time.AfterFunc(timeout, func() {
 		c.log.Info("closing connection: SASL authentication not finished in time", "timeout", timeout)
 		c.nc.Close()

@@ -27,7 +27,8 @@ func saslTestBroker(t *testing.T) (*Broker, *fakeClock) {
 	b.cfg.SASL = DefaultSASLConfig()
 	b.cfg.SASL.FailedAuthDelay = 0
 	b.sasl = map[string]*saslListener{"SASL_PLAINTEXT": {name: "SASL_PLAINTEXT", mechanisms: []string{"PLAIN"},
-		plainUsers: map[string]string{"alice": "alice-pw", "bob": "bob-pw"}, reauth: map[string]time.Duration{"PLAIN": time.Minute}}}
+		plainUsers: map[string]string{"alice": "alice-pw", "bob": "bob-pw"}, reauth: map[string]time.Duration{"PLAIN": time.Minute},
+		deadline: saslHandshakeTimeout}}
 	clk := &fakeClock{t: time.Unix(1e9, 0)}
 	b.now = clk.now
 	t.Cleanup(func() { close(b.done) })
@@ -265,9 +266,8 @@ func TestSASLFailureDelay(t *testing.T) {
 // a connection opened after it has passed once that one is closed, so no
 // wall-clock wait is needed to know it.
 func TestSASLHandshakeDeadline(t *testing.T) {
-	defer func(d time.Duration) { saslHandshakeTimeout = d }(saslHandshakeTimeout)
-	saslHandshakeTimeout = 2 * time.Second // room for a login on a loaded machine
 	b, _ := saslTestBroker(t)
+	b.sasl["SASL_PLAINTEXT"].deadline = 2 * time.Second // room for a login on a loaded machine
 	silent, _ := serveListener(t, b, "SASL_PLAINTEXT")
 	halfway, _ := serveListener(t, b, "SASL_PLAINTEXT")
 	handshake(t, halfway, "PLAIN", 1)
