@@ -22,15 +22,22 @@ import (
 type Config struct {
 	BrokerID int32 // broker.id
 	// Listeners are "NAME://host:port" (listeners), each NAME's security
-	// protocol given by ListenerProtocols; PLAINTEXT and SSL are served.
+	// protocol given by ListenerProtocols; PLAINTEXT, SSL, SASL_PLAINTEXT
+	// and SASL_SSL are served.
 	// ListenAndServe listens on all of them; Serve takes the first one's
 	// listener from the caller, ServeListeners one for each.
 	Listeners []string
 	// ListenerProtocols is listener.security.protocol.map, by upper-case
 	// listener name; nil means Kafka's default (each protocol's own name).
 	ListenerProtocols map[string]string
-	// SSL is the ssl.* keys of the SSL listeners (config_tls.go).
+	// SSL is the ssl.* keys of the SSL and SASL_SSL listeners (config_tls.go).
 	SSL SSLConfig
+	// SASL is the SASL keys of the SASL_PLAINTEXT and SASL_SSL listeners
+	// (config_sasl.go).
+	SASL SASLConfig
+	// ZooKeeperClient secures the broker's ZooKeeper session: TLS, SASL,
+	// secure ACLs (config_zkclient.go).
+	ZooKeeperClient ZooKeeperClientConfig
 	// AdvertisedListeners are registered in /brokers/ids and returned by
 	// Metadata (advertised.listeners). Empty means the listener's address.
 	AdvertisedListeners []string
@@ -105,21 +112,24 @@ func DefaultConfig(dataDir string) Config {
 		Groups:                   DefaultGroupConfig(),
 		Metrics:                  DefaultMetricsConfig(),
 		SSL:                      DefaultSSLConfig(),
+		SASL:                     DefaultSASLConfig(),
+		ZooKeeperClient:          DefaultZooKeeperClientConfig(),
 		Cleaner:                  DefaultCleanerConfig(),
 		InterBroker:              DefaultInterBrokerConfig(),
 	}
 }
 
-// LoadConfig reads a server.properties file (see ParseProperties). A bad
-// value is a *properties.Error whose text is one line naming the file, the
-// key, the value and what is allowed.
+// LoadConfig reads a server.properties file (see ParseProperties), with
+// the JVM system properties of KAFKA_OPTS that Kafka takes from there
+// (the JAAS file, the ZooKeeper client's; config_zkclient.go). A bad value is a *properties.Error whose text is one line naming
+// the file, the key, the value and what is allowed.
 func LoadConfig(path string, log *slog.Logger) (Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return Config{}, err
 	}
 	defer f.Close()
-	cfg, err := ParseProperties(f, log)
+	cfg, err := parseProperties(f, log, os.Getenv("KAFKA_OPTS"))
 	if err != nil {
 		return Config{}, properties.WithFile(err, path)
 	}
@@ -133,10 +143,19 @@ func LoadConfig(path string, log *slog.Logger) (Config, error) {
 // warnings, as Kafka logs them; keys Kafka knows that change nothing in
 // zkafka are logged at debug level.
 func ParseProperties(r io.Reader, log *slog.Logger) (Config, error) {
+	return parseProperties(r, log, "")
+}
+
+// parseProperties is ParseProperties with the JVM flags of KAFKA_OPTS
+// (applyKafkaOpts), which the keys of the file override.
+func parseProperties(r io.Reader, log *slog.Logger, kafkaOpts string) (Config, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	cfg := DefaultConfig("/tmp/kafka-logs")
+	if err := cfg.applyKafkaOpts(kafkaOpts); err != nil {
+		return cfg, err
+	}
 	props, err := properties.Load(r)
 	if err != nil {
 		return cfg, err
@@ -208,6 +227,13 @@ func ParseProperties(r io.Reader, log *slog.Logger) (Config, error) {
 		return cfg, err
 	}
 	if key, err := cfg.checkListeners(); err != nil {
+		var pe *properties.Error
+		if errors.As(err, &pe) { // names its key already (SASL)
+			if p, set := rel.seen[pe.Key]; set && pe.Line == 0 {
+				pe.Line = p.Line
+			}
+			return cfg, err
+		}
 		p, set := rel.seen[key]
 		if !set {
 			p = properties.Property{Key: key, Value: strings.Join(cfg.Listeners, ",")}
@@ -219,6 +245,15 @@ func ParseProperties(r io.Reader, log *slog.Logger) (Config, error) {
 		cfg.QueuedMaxRequestBytes = max(cfg.QueuedMaxRequestBytes, int64(cfg.SocketRequestMaxBytes))
 	} else if cfg.QueuedMaxRequestBytes > 0 && cfg.QueuedMaxRequestBytes < int64(cfg.SocketRequestMaxBytes) {
 		return cfg, q.Bad(fmt.Sprintf("must be <= 0 (unbounded) or at least socket.request.max.bytes (%d)", cfg.SocketRequestMaxBytes))
+	}
+	if _, err := cfg.zkSecurity(); err != nil { // keys of several lines: zookeeper.set.acl, the stores
+		var pe *properties.Error
+		if errors.As(err, &pe) {
+			if p, set := rel.seen[pe.Key]; set && pe.Line == 0 {
+				pe.Line = p.Line
+			}
+		}
+		return cfg, err
 	}
 	return cfg, cfg.validate()
 }
@@ -241,6 +276,12 @@ func applyOtherProperty(cfg *Config, p properties.Property, log *slog.Logger) er
 		return err
 	}
 	if ok, err := cfg.InterBroker.parseProperty(k, v); ok {
+		return err
+	}
+	if ok, err := cfg.SASL.parseProperty(p, log); ok {
+		return err
+	}
+	if ok, err := cfg.ZooKeeperClient.parseProperty(p); ok {
 		return err
 	}
 	if d := topicDefaultForBrokerKey(k); d != nil {

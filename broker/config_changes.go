@@ -15,7 +15,8 @@ import (
 // znode and a persistent sequential /config/changes/config_change_N
 // naming the entity; every broker watches /config/changes, handles the
 // notifications newer than the last it handled by reloading the named
-// topic (reloadTopic: the open partitions take the new config), and
+// topic (reloadTopic: the open partitions take the new config) or user
+// (its SCRAM credentials, scram_store.go), and
 // deletes the ones older than configChangeExpiry. At start it handles
 // every one still there, as Kafka does.
 
@@ -70,6 +71,9 @@ func (b *Broker) handleConfigChanges(names []string, last int64) int64 {
 			continue
 		}
 		last = n.seq
+		if user, ok := changedUser(data); ok {
+			b.scram.reload(user)
+		}
 		if topic, ok := changedTopic(data); ok && !reloaded[topic] && b.cluster.topic(topic) != nil {
 			reloaded[topic] = true
 			if err := b.reloadTopic(topic); err != nil {
@@ -80,8 +84,8 @@ func (b *Broker) handleConfigChanges(names []string, last int64) int64 {
 	return last
 }
 
-// changedTopic is the topic a notification names; other entities
-// (brokers, clients, users) have no dynamic config in zkafka.
+// changedTopic is the topic a notification names; of the other entities
+// only users have a config in zkafka (changedUser).
 func changedTopic(data []byte) (string, bool) {
 	var z zkmeta.ConfigChangeZNode
 	if json.Unmarshal(data, &z) != nil {

@@ -30,8 +30,9 @@ import (
 //   - listeners: NAME://host:port, different names and ports;
 //     advertised.listeners: never 0.0.0.0, names among those of
 //     listeners; each name's protocol from listener.security.protocol.map
-//     (PLAINTEXT and SSL are served); an SSL listener needs
-//     ssl.keystore.location (config_tls.go).
+//     (all four are served); an SSL or SASL_SSL listener needs
+//     ssl.keystore.location (config_tls.go), a SASL listener mechanisms
+//     zkafka offers and, for PLAIN, its users (config_sasl.go).
 //   - zookeeper.connect: host[:port],...[/chroot], a chroot being a valid
 //     ZooKeeper path (ZooKeeper's ConnectStringParser).
 //
@@ -295,7 +296,7 @@ var ignoredProperties = map[string]func(string) error{
 	"log.segment.delete.delay.ms": atLeast(0, math.MaxInt64), "max.connections": atLeast(0, math.MaxInt32),
 	"max.connections.per.ip": atLeast(0, math.MaxInt32), "connections.max.idle.ms": atLeast(math.MinInt64, math.MaxInt64),
 	"auto.leader.rebalance.enable": isBool,
-	"log.preallocate":              isBool, "zookeeper.set.acl": isBool, "allow.everyone.if.no.acl.found": isBool,
+	"log.preallocate":              isBool, "allow.everyone.if.no.acl.found": isBool,
 	"inter.broker.protocol.version": nil, "log.message.format.version": nil, "broker.rack": nil, "metric.reporters": nil,
 	"authorizer.class.name": nil, "super.users": nil, "principal.builder.class": nil, "max.connections.per.ip.overrides": nil,
 	"control.plane.listener.name": nil, "zookeeper.clientCnxnSocket": nil, "kafka.metrics.reporters": nil,

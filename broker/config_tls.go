@@ -9,7 +9,7 @@ import (
 // SSLConfig is the broker's ssl.* keys, as Kafka's SslConfigs has them:
 // the keystore holding the broker's certificate and key, the truststore
 // holding the CAs client certificates are checked against, and the
-// handshake's rules. It applies to every SSL listener (per-listener
+// handshake's rules. It applies to every SSL and SASL_SSL listener (per-listener
 // listener.name.X.ssl.* overrides are not read yet).
 type SSLConfig struct {
 	KeystoreLocation   string // ssl.keystore.location
@@ -115,6 +115,12 @@ func protocolMapProp(v string) (map[string]string, error) {
 	return m, nil
 }
 
+// isTLSProtocol: the listener's connections are TLS (SSL, SASL_SSL).
+func isTLSProtocol(p string) bool { return p == "SSL" || p == "SASL_SSL" }
+
+// isSASLProtocol: the listener's clients authenticate with SASL.
+func isSASLProtocol(p string) bool { return p == "SASL_PLAINTEXT" || p == "SASL_SSL" }
+
 // listenerEntry is one parsed listener.
 type listenerEntry struct {
 	name, protocol, addr string
@@ -130,8 +136,6 @@ func (c *Config) listenerProtocol(name string) (string, error) {
 	switch {
 	case !ok:
 		return "", fmt.Errorf("no security protocol defined for listener %s (listener.security.protocol.map)", name)
-	case p != "PLAINTEXT" && p != "SSL":
-		return "", fmt.Errorf("listener %s: %s is not supported yet (PLAINTEXT and SSL are)", name, p)
 	}
 	return p, nil
 }
@@ -166,8 +170,13 @@ func (c *Config) checkListeners() (key string, err error) {
 	names := map[string]bool{}
 	for _, l := range ls {
 		names[l.name] = true
-		if l.protocol == "SSL" && c.SSL.KeystoreLocation == "" {
-			return "listeners", fmt.Errorf("listener %s is SSL: ssl.keystore.location must be set", l.name)
+		if isTLSProtocol(l.protocol) && c.SSL.KeystoreLocation == "" {
+			return "listeners", fmt.Errorf("listener %s is %s: ssl.keystore.location must be set", l.name, l.protocol)
+		}
+		if isSASLProtocol(l.protocol) {
+			if err := c.checkSASLListener(l.name); err != nil {
+				return "", err
+			}
 		}
 	}
 	for _, a := range c.AdvertisedListeners {

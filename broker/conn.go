@@ -33,6 +33,11 @@ type conn struct {
 	// whether nc is a *tls.Conn (no sendfile: sendRecords).
 	listener string
 	tls      bool
+	// princ is the principal (principal.go; nil: anonymous); sasl the
+	// authentication of a SASL listener's connection, nil on others
+	// (sasl_conn.go).
+	princ atomic.Pointer[string]
+	sasl  *saslConn
 
 	// out carries responses to the writer, in request order. Closed by
 	// the reader when it stops; the writer then flushes and closes nc.
@@ -130,6 +135,8 @@ func (c *conn) evict() {
 // serve is the reader goroutine.
 func (c *conn) serve() {
 	defer c.b.trackConn(c, false)
+	c.startSASL()
+	defer c.stopSASL()
 	if c.tls && !c.handshake() {
 		return
 	}
@@ -159,6 +166,15 @@ func (c *conn) readLoop() {
 		if err != nil {
 			c.logReadError(err)
 			return
+		}
+		if c.sasl != nil {
+			handled, ok := c.authenticate(frame)
+			if !ok {
+				return
+			}
+			if handled {
+				continue
+			}
 		}
 		hdr, body, err := kproto.ParseRequestHeader(frame, nil)
 		if err != nil {
@@ -192,7 +208,7 @@ func (c *conn) readRequest(br *bufio.Reader) ([]byte, error) {
 	if err := c.awaitRequest(br); err != nil {
 		return nil, err
 	}
-	n, err := kproto.ReadFrameSize(br, int(c.b.cfg.SocketRequestMaxBytes))
+	n, err := kproto.ReadFrameSize(br, c.frameLimit())
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,15 @@
 //	endpoints.go    the listeners registered in /brokers/ids, each client answered with its own
 //	config_tls.go   listener.security.protocol.map and ssl.*; tls.go the SSL listeners' tls.Config;
 //	                keystores and truststores (JKS, PKCS12, PEM) through internal/keystore
+//	sasl*.go        the SASL_PLAINTEXT and SASL_SSL listeners: sasl.go what each offers,
+//	                sasl_conn.go the authentication of a connection (SaslHandshake,
+//	                SaslAuthenticate, KIP-368 re-authentication), sasl_plain.go PLAIN,
+//	                sasl_scram.go SCRAM-SHA-256/512 (github.com/xdg-go/scram);
+//	                config_sasl.go their keys and the JAAS config (internal/jaas)
+//	scram_store.go  the SCRAM credentials in /config/users, the broker's cache of them
+//	config_zkclient.go  the ZooKeeper session's TLS, SASL and secure ACLs (zookeeper.set.acl,
+//	                zookeeper.ssl.*, the JAAS Client section; zkmeta.DialSecure)
+//	principal.go    a connection's principal: User:NAME (SASL), the certificate's DN, ANONYMOUS
 //	conn.go         the per-connection reader and writer, sendfile
 //	request_budget.go  the broker-wide bound on request buffers (queued.max.request.bytes);
 //	                request_memory_*.go its buffers, anonymous memory outside the Go heap
@@ -125,6 +134,10 @@
 //     The partition states are written by broker/controller's loop only,
 //     except a new topic's, which the controller's CreateTopics writes in
 //     the topic's own multi.
+//   - A SASL listener's connection is served nothing but ApiVersions,
+//     SaslHandshake and SaslAuthenticate before it authenticated, and
+//     nothing after its session expired (connections.max.reauth.ms)
+//     unless it re-authenticated (sasl_conn.go).
 //   - A partition is open on a broker iff its state znode names that
 //     broker as leader; a broker closes (without deleting) a partition
 //     whose leadership moved. The controller writes a state before it
@@ -143,7 +156,8 @@
 // Written as Apache Kafka does in ZooKeeper mode (JSON shapes in zkmeta):
 // /cluster/id, /brokers/ids/{id} (ephemeral, version 5),
 // /brokers/topics/{t} (version 3, topic_id), /brokers/topics/{t}/partitions/{p}/state,
-// /config/topics/{t}, /admin/delete_topics/{t}, /controller (ephemeral),
+// /config/topics/{t}, /config/users/{user} (SCRAM credentials), /config/changes,
+// /admin/delete_topics/{t}, /controller (ephemeral),
 // /controller_epoch, /latest_producer_id_block, and Kafka's other
 // top-level paths. zookeeper.connect may carry a chroot, which is
 // created if missing. Every broker watches /brokers/ids (the controller's
@@ -175,5 +189,5 @@
 // message format
 // down-conversion (magic 0/1 produce gets UNSUPPORTED_FOR_MESSAGE_FORMAT),
 // dynamic broker configs (AlterConfigs of a BROKER resource is refused),
-// SASL/TLS, quotas.
+// quotas, SASL GSSAPI and OAUTHBEARER, delegation tokens.
 package broker

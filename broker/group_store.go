@@ -303,7 +303,7 @@ func (g *group) offsetOpsLocked(ws []offsetWrite, now time.Time) (ops []any, off
 		if !g.znodes[p] {
 			g.znodes[p] = true
 			optimistic = append(optimistic, p)
-			ops = append(ops, &zk.CreateRequest{Path: z.Path(p), Acl: zkmeta.OpenACL})
+			ops = append(ops, &zk.CreateRequest{Path: z.Path(p), Acl: z.ACL(p)})
 		}
 	}
 	put := func(p string, data []byte) {
@@ -313,7 +313,7 @@ func (g *group) offsetOpsLocked(ws []offsetWrite, now time.Time) (ops []any, off
 		}
 		g.znodes[p] = true
 		optimistic = append(optimistic, p)
-		ops = append(ops, &zk.CreateRequest{Path: z.Path(p), Data: data, Acl: zkmeta.OpenACL})
+		ops = append(ops, &zk.CreateRequest{Path: z.Path(p), Data: data, Acl: z.ACL(p)})
 	}
 	ensure(groupPath(g.name))
 	ensure(groupPath(g.name) + "/offsets")

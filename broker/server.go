@@ -67,6 +67,10 @@ type Broker struct {
 
 	// tlsCfg serves the SSL listeners (nil without one; tls.go).
 	tlsCfg *tls.Config
+	// sasl are the SASL listeners, by name (sasl.go); scram the SCRAM
+	// credentials (scram_store.go).
+	sasl  map[string]*saslListener
+	scram *scramStore
 
 	registerOnce sync.Once
 	registered   chan struct{} // closed once /brokers/ids/{id} exists
@@ -114,9 +118,17 @@ func New(cfg Config, log *slog.Logger) (*Broker, error) {
 	if err := b.initTLS(); err != nil {
 		return nil, err
 	}
+	if err := b.initSASL(); err != nil {
+		return nil, err
+	}
+	b.scram = newScramStore(b)
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.ZooKeeperSessionTimeout)
 	defer cancel()
-	zkc, err := zkmeta.Dial(ctx, cfg.ZooKeeperConnect, cfg.ZooKeeperSessionTimeout, b.log)
+	sec, err := cfg.zkSecurity()
+	if err != nil {
+		return nil, err
+	}
+	zkc, err := zkmeta.DialSecure(ctx, cfg.ZooKeeperConnect, cfg.ZooKeeperSessionTimeout, b.log, sec)
 	if err != nil {
 		return nil, err
 	}
@@ -125,6 +137,11 @@ func New(cfg Config, log *slog.Logger) (*Broker, error) {
 		zkc.Close()
 		b.closePartitions()
 		return nil, err
+	}
+	if err := b.scram.loadAll(); err != nil {
+		zkc.Close()
+		b.closePartitions()
+		return nil, fmt.Errorf("loading SCRAM credentials from %s: %w", zkmeta.ConfigUsersPath, err)
 	}
 	b.goTracked("retention", b.retentionLoop)
 	b.cleaner = newLogCleaner(b)
@@ -207,7 +224,7 @@ func (b *Broker) ServeListeners(ls []net.Listener) error {
 // connection's first read, in its own goroutine).
 func (b *Broker) acceptLoop(l net.Listener, e listenerEntry) error {
 	handle := func(nc net.Conn) { b.serveConn(nc, e.name, false) }
-	if e.protocol == "SSL" {
+	if isTLSProtocol(e.protocol) {
 		handle = func(nc net.Conn) { b.serveConn(tls.Server(nc, b.tlsCfg), e.name, true) }
 	}
 	err := accept.Loop(l, b.done, b.log, "kafka "+e.name, handle)

@@ -70,7 +70,7 @@ func (b *Broker) initTLS() error {
 	if err != nil {
 		return err
 	}
-	if !slices.ContainsFunc(ls, func(e listenerEntry) bool { return e.protocol == "SSL" }) {
+	if !slices.ContainsFunc(ls, func(e listenerEntry) bool { return isTLSProtocol(e.protocol) }) {
 		return nil
 	}
 	b.tlsCfg, err = b.cfg.SSL.serverTLS()
@@ -96,6 +96,7 @@ func (c *conn) handshake() bool {
 		c.nc.Close()
 		return false
 	}
+	c.setTLSPrincipal(tc.ConnectionState())
 	return true
 }
 

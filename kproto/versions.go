@@ -42,6 +42,13 @@ const (
 	KeyIncrementalAlterConfigs int16 = 44
 )
 
+// The SASL and SCRAM credential keys.
+const (
+	KeySaslAuthenticate             int16 = 36
+	KeyDescribeUserScramCredentials int16 = 50
+	KeyAlterUserScramCredentials    int16 = 51
+)
+
 // Version ranges of the hand-written codecs in this package. The broker may
 // advertise less; it must not advertise more for these keys.
 const (

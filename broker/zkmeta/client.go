@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ type Client struct {
 	Events <-chan zk.Event
 	chroot string // "" or "/a/b"
 	log    *slog.Logger
+	sec    Security // how the session is secured (security.go)
 }
 
 var OpenACL = zk.WorldACL(zk.PermAll)
@@ -32,21 +34,45 @@ func (l zkLogger) Printf(format string, args ...any) {
 
 // Dial connects to "host:port,...[/chroot]" and waits for a session.
 func Dial(ctx context.Context, connect string, timeout time.Duration, log *slog.Logger) (*Client, error) {
+	return DialSecure(ctx, connect, timeout, log, Security{})
+}
+
+// DialSecure is Dial with the session secured by sec. A SASL
+// authentication refused before the first session fails the dial, as it
+// stops Kafka's start; later ones are logged (go-zookeeper dials again).
+func DialSecure(ctx context.Context, connect string, timeout time.Duration, log *slog.Logger, sec Security) (*Client, error) {
 	servers, chroot := connect, ""
 	if i := strings.IndexByte(connect, '/'); i >= 0 {
 		servers, chroot = connect[:i], strings.TrimSuffix(connect[i:], "/")
 	}
+	authFailed := make(chan error, 1)
+	failed := func(err error) {
+		log.Error("ZooKeeper SASL authentication failed", "err", err)
+		select {
+		case authFailed <- err:
+		default:
+		}
+	}
+	dial := zk.Dialer(net.DialTimeout)
+	if sec.TLS != nil || sec.SASL != nil {
+		dial = sec.dialer(failed)
+	}
 	conn, events, err := zk.Connect(strings.Split(servers, ","), timeout,
-		zk.WithLogger(zkLogger{log}), zk.WithLogInfo(false))
+		zk.WithLogger(zkLogger{log}), zk.WithLogInfo(false), zk.WithDialer(dial))
 	if err != nil {
 		return nil, err
 	}
-	z := &Client{Conn: conn, Events: events, chroot: chroot, log: log}
+	z := &Client{Conn: conn, Events: events, chroot: chroot, log: log, sec: sec}
 	for {
 		select {
 		case ev := <-events:
 			if ev.State == zk.StateHasSession {
 				return z, z.ensureChroot()
+			}
+		case err := <-authFailed:
+			if errors.Is(err, ErrSASLAuthFailed) {
+				conn.Close()
+				return nil, fmt.Errorf("connecting to ZooKeeper %s: %w", connect, err)
 			}
 		case <-ctx.Done():
 			conn.Close()
@@ -63,7 +89,7 @@ func (z *Client) ensureChroot() error {
 	p := ""
 	for _, part := range strings.Split(z.chroot[1:], "/") {
 		p += "/" + part
-		if _, err := z.Conn.Create(p, nil, 0, OpenACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		if _, err := z.Conn.Create(p, nil, 0, z.ACL(p)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return fmt.Errorf("creating chroot %s: %w", z.chroot, err)
 		}
 	}
@@ -89,7 +115,7 @@ func (z *Client) ChildrenW(p string) ([]string, <-chan zk.Event, error) {
 }
 
 func (z *Client) Create(p string, data []byte, flags int32) error {
-	_, err := z.Conn.Create(z.Path(p), data, flags, OpenACL)
+	_, err := z.Conn.Create(z.Path(p), data, flags, z.ACL(p))
 	return err
 }
 
@@ -144,10 +170,10 @@ func (z *Client) MultiAt(ops ...any) (int, error) {
 	for i, op := range ops {
 		switch o := op.(type) {
 		case *zk.CreateRequest:
-			o.Path = z.Path(o.Path)
 			if o.Acl == nil {
-				o.Acl = OpenACL
+				o.Acl = z.ACL(o.Path)
 			}
+			o.Path = z.Path(o.Path)
 		case *zk.SetDataRequest:
 			o.Path = z.Path(o.Path)
 		case *zk.CheckVersionRequest:

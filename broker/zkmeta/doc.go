@@ -12,14 +12,25 @@
 //	/brokers/topics/{t}                       TopicZNode (version 3, topic_id, partitions: {"0":[1,2,3]})
 //	/brokers/topics/{t}/partitions/{p}/state  PartitionStateZNode (version 1; zkVersion is the CAS token)
 //	/config/topics/{t}                        ConfigZNode (version 1, config overrides)
+//	/config/users/{user}                      ConfigZNode (version 1, SCRAM credentials by mechanism)
 //	/config/changes/config_change_N           ConfigChangeZNode (persistent sequential, a config changed)
 //	/admin/delete_topics/{t}                  marker, carried out by the controller
 //	/controller                ephemeral      ControllerZNode (version 2, brokerid)
 //	/controller_epoch                         decimal epoch; its zkVersion fences controller writes
 //	/latest_producer_id_block                 ProducerIDBlockZNode
 //
+// # Security
+//
+// DialSecure secures the session as Kafka's ZooKeeper client does
+// (security.go): TLS through go-zookeeper's dialer, SASL DIGEST-MD5 run by
+// a connection wrapper before go-zookeeper reads the ConnectResponse
+// (sasl.go; go-zookeeper has no SASL), and, with SecureACLs, Kafka's
+// secure ACLs on every znode created (ACL: creator all + world read,
+// creator only on /config/users, /config/brokers, /delegation_token).
+//
 // # Invariants
 //
+//   - Every znode the broker creates gets Client.ACL of its path.
 //   - Every path passed to Client is chroot-relative; Client adds the
 //     chroot (go-zookeeper has none), including inside Multi's ops.
 //   - A Multi reports the first failing op's error, so a failed

@@ -76,7 +76,13 @@ type ConfigChangeZNode struct {
 const (
 	ConfigChangesPath  = "/config/changes"
 	ConfigChangePrefix = ConfigChangesPath + "/config_change_"
+	// ConfigUsersPath holds the users' configs: SCRAM credentials, quotas.
+	ConfigUsersPath = "/config/users"
 )
+
+// UserConfigPath is the config znode of a user, by its name as Kafka's
+// Sanitizer writes it (URL-encoded).
+func UserConfigPath(sanitized string) string { return ConfigUsersPath + "/" + sanitized }
 
 type ProducerIDBlockZNode struct {
 	Version    int    `json:"version"`

@@ -4,5 +4,6 @@
 // keystores, ssl.client.auth=required refusing a client without a
 // certificate, and PLAINTEXT and SSL listeners on one broker, Metadata
 // answering each client with its own listener's port. The certificates
-// are made by each test (certs_test.go). SASL and ACLs are not here yet.
+// are made by each test (certs_test.go). SASL listeners are tested in
+// compat-tests/kafkasasl.
 package kafkassl

@@ -41,7 +41,12 @@ type options struct {
 	chrootPrefix string
 	chroot       string // exact chroot (a cluster's brokers share one)
 	mods         []func(*broker.Config)
+	verboseLogs  bool
 }
+
+// VerboseLogs makes Logs capture the broker's INFO records too, with
+// their attributes ("INFO message k=v ...").
+func VerboseLogs() Option { return func(o *options) { o.verboseLogs = true } }
 
 // ChrootPrefix names the broker's chroot prefix followed by random hex
 // (default "kafka-").
@@ -65,7 +70,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	e := &Env{T: t, Chroot: "/" + randName(o.chrootPrefix), Logs: new(Logs)}
+	e := &Env{T: t, Chroot: "/" + randName(o.chrootPrefix), Logs: &Logs{verbose: o.verboseLogs}}
 	if o.chroot != "" {
 		e.Chroot = o.chroot
 	}

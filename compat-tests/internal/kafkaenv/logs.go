@@ -13,8 +13,11 @@ import (
 // Logs keeps a broker's log records at WARN and above (and the "broker
 // registered" line), so tests can assert what the broker said.
 type Logs struct {
-	mu   sync.Mutex
-	recs []string // "LEVEL message"
+	// verbose (the VerboseLogs option) captures INFO records too, each
+	// with its attributes: "LEVEL message k=v k=v".
+	verbose bool
+	mu      sync.Mutex
+	recs    []string // "LEVEL message"
 }
 
 // Count returns how many captured records start with prefix ("WARN ...").
@@ -52,6 +55,7 @@ type logHandler struct {
 	logs   *Logs // nil: capture nothing
 	panics *atomic.Int64
 	next   slog.Handler
+	attrs  []slog.Attr // those of WithAttrs, for verbose Logs
 }
 
 func (h *logHandler) Enabled(ctx context.Context, l slog.Level) bool {
@@ -66,9 +70,16 @@ func (h *logHandler) Handle(ctx context.Context, r slog.Record) error {
 	if r.Level >= slog.LevelError && strings.Contains(r.Message, "panic") {
 		h.panics.Add(1)
 	}
-	if h.logs != nil && (r.Level >= slog.LevelWarn || r.Message == "broker registered") {
+	if h.logs != nil && (r.Level >= slog.LevelWarn || r.Message == "broker registered" || h.logs.verbose && r.Level >= slog.LevelInfo) {
+		text := r.Level.String() + " " + r.Message
+		if h.logs.verbose {
+			for _, a := range h.attrs {
+				text += " " + a.String()
+			}
+			r.Attrs(func(a slog.Attr) bool { text += " " + a.String(); return true })
+		}
 		h.logs.mu.Lock()
-		h.logs.recs = append(h.logs.recs, r.Level.String()+" "+r.Message)
+		h.logs.recs = append(h.logs.recs, text)
 		h.logs.mu.Unlock()
 	}
 	if h.next.Enabled(ctx, r.Level) {
@@ -78,9 +89,9 @@ func (h *logHandler) Handle(ctx context.Context, r slog.Record) error {
 }
 
 func (h *logHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return &logHandler{logs: h.logs, panics: h.panics, next: h.next.WithAttrs(as)}
+	return &logHandler{logs: h.logs, panics: h.panics, next: h.next.WithAttrs(as), attrs: append(h.attrs[:len(h.attrs):len(h.attrs)], as...)}
 }
 
 func (h *logHandler) WithGroup(g string) slog.Handler {
-	return &logHandler{logs: h.logs, panics: h.panics, next: h.next.WithGroup(g)}
+	return &logHandler{logs: h.logs, panics: h.panics, next: h.next.WithGroup(g), attrs: h.attrs}
 }
