@@ -95,6 +95,9 @@ func Start(t T, o Options) *Cluster {
 		}
 		c.dir = d
 	}
+	if abs, err := filepath.Abs(c.dir); err == nil {
+		c.dir = abs // the processes run in it: their paths must not be relative to it
+	}
 	t.Cleanup(c.stopAll)
 	c.startZooKeeper()
 	for id := int32(1); id <= int32(o.Brokers); id++ {

@@ -20,6 +20,13 @@ const readyTimeout = 45 * time.Second
 func (c *Cluster) startBroker(b *Broker) {
 	c.T.Helper()
 	b.starts++
+	// Registered once /brokers/ids/{id} is there and newer than any left
+	// by the previous process (whose session may not have expired yet).
+	path := fmt.Sprintf("/brokers/ids/%d", b.ID)
+	var oldCzxid int64
+	if _, st, err := c.zkc.Get(path); err == nil {
+		oldCzxid = st.Czxid
+	}
 	log := filepath.Join(b.Dir, fmt.Sprintf("broker-%d.%d.log", b.ID, b.starts))
 	p, err := benchkit.Start(fmt.Sprintf("broker %d", b.ID), log, b.Dir, c.Opts.Bin, "broker", "-log-level", c.Opts.LogLevel, b.Props)
 	if err != nil {
@@ -27,9 +34,8 @@ func (c *Cluster) startBroker(b *Broker) {
 	}
 	b.proc, b.paused = p, false
 	err = p.WaitReady(readyTimeout, func() error {
-		data, _ := os.ReadFile(log)
-		if !strings.Contains(string(data), "broker registered") {
-			return fmt.Errorf("not registered yet")
+		if _, st, err := c.zkc.Get(path); err != nil || st.Czxid == oldCzxid {
+			return fmt.Errorf("%s not registered by this process yet", path)
 		}
 		return benchkit.DialReady(b.Addr)()
 	})
