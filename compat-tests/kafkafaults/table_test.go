@@ -105,10 +105,15 @@ func runFault(t *testing.T, f fault, n int) {
 		t.Fatalf("final read: %v", err)
 	}
 	rep := kworkload.Check(kworkload.History{Acked: acked, Seen: seen, Final: final})
-	failed, _ := prod.Failed()
+	failed, lastErr := prod.Failed()
 	fmt.Printf("fault %-16s %2d cycles: %s; produce failures %d; %s\n", f.name, n, rep, failed, r.timesLine())
 	if !rep.OK() {
 		t.Fatalf("%s: %s\n%s", f.name, rep, strings.Join(rep.Problems, "\n"))
+	}
+	// Clients see only retriable errors, which franz-go retries within the
+	// record delivery timeout: no record may fail.
+	if failed > 0 {
+		t.Fatalf("%s: %d records failed to produce (last: %v)", f.name, failed, lastErr)
 	}
 }
 

@@ -30,12 +30,12 @@ import (
 )
 
 // Ack is one acknowledged record: its partition, offset and sequence
-// number, and when the acknowledgement arrived.
+// number, when it was sent and when the acknowledgement arrived.
 type Ack struct {
 	Partition int32
 	Offset    int64
 	Seq       int64
-	At        time.Time
+	Sent, At  time.Time
 }
 
 // Rec is one record read back.

@@ -3,6 +3,7 @@ package kworkload
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // log builds partition p's final log: values by sequence number, from
@@ -93,5 +94,31 @@ func TestCheck(t *testing.T) {
 				t.Fatal("a failed check described no problem")
 			}
 		})
+	}
+}
+
+// TestFirstAcks: failover time counts only records sent after the fault (a
+// killed leader may still acknowledge earlier ones from its socket buffer),
+// and waits for every partition asked.
+func TestFirstAcks(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	p := &Producer{}
+	p.mu.acks = []Ack{
+		{Partition: 0, Sent: at(-2), At: at(-1)},
+		{Partition: 0, Sent: at(-0.5), At: at(0.1)}, // sent before the fault
+		{Partition: 1, Sent: at(0.5), At: at(3)},
+		{Partition: 0, Sent: at(1), At: at(4)},
+		{Partition: 1, Sent: at(2), At: at(5)},
+	}
+	got, ok := p.FirstAcks([]int32{0, 1}, t0)
+	if !ok || got[0] != 4*time.Second || got[1] != 3*time.Second {
+		t.Fatalf("FirstAcks = %v, %v; want p0 4s, p1 3s", got, ok)
+	}
+	if _, ok := p.FirstAcks([]int32{0, 2}, t0); ok {
+		t.Fatal("FirstAcks ok without an acknowledgement on partition 2")
+	}
+	if d, err := p.WaitAcks([]int32{0, 1}, t0, time.Second); err != nil || d != 4*time.Second {
+		t.Fatalf("WaitAcks = %v, %v; want the slowest, 4s", d, err)
 	}
 }

@@ -70,6 +70,7 @@ func (p *Producer) run(ctx context.Context, rate int) {
 		s := seq[part]
 		seq[part]++
 		r := &kgo.Record{Topic: p.topic, Partition: part, Value: []byte(Value(part, s))}
+		sent := time.Now()
 		p.wg.Add(1)
 		p.cl.Produce(context.Background(), r, func(r *kgo.Record, err error) {
 			defer p.wg.Done()
@@ -80,7 +81,7 @@ func (p *Producer) run(ctx context.Context, rate int) {
 				p.mu.lastErr = err
 				return
 			}
-			p.mu.acks = append(p.mu.acks, Ack{Partition: r.Partition, Offset: r.Offset, Seq: s, At: time.Now()})
+			p.mu.acks = append(p.mu.acks, Ack{Partition: r.Partition, Offset: r.Offset, Seq: s, Sent: sent, At: time.Now()})
 		})
 	}
 }
@@ -112,16 +113,19 @@ func (p *Producer) Failed() (int, error) {
 	return p.mu.failed, p.mu.lastErr
 }
 
-// FirstAcks returns, for each partition, how long after t0 its first
-// acknowledgement after t0 arrived; ok is false while a partition of parts
-// has none.
+// FirstAcks returns, for each partition, how long after t0 the first
+// acknowledgement of a record sent after t0 arrived; ok is false while a
+// partition of parts has none. Records sent before t0 do not count: a
+// leader killed at t0 may still have acknowledged those from its socket
+// buffer, and only the new leader can acknowledge what is sent after.
 func (p *Producer) FirstAcks(parts []int32, t0 time.Time) (map[int32]time.Duration, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := map[int32]time.Duration{}
 	for i := len(p.mu.acks) - 1; i >= 0 && p.mu.acks[i].At.After(t0); i-- {
-		a := p.mu.acks[i]
-		out[a.Partition] = a.At.Sub(t0) // walking back: the earliest wins
+		if a := p.mu.acks[i]; a.Sent.After(t0) {
+			out[a.Partition] = a.At.Sub(t0) // walking back: the earliest wins
+		}
 	}
 	for _, part := range parts {
 		if _, ok := out[part]; !ok {
