@@ -1,9 +1,13 @@
 package kcluster
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/zkafka/zkafka/compat-tests/internal/faultproxy"
 )
 
 func TestMain(m *testing.M) { Main(m) }
@@ -74,5 +78,50 @@ func TestTopicState(t *testing.T) {
 	s, err := c.State("state", 0)
 	if err != nil || s.LeaderEpoch < 0 || len(s.ISR) == 0 {
 		t.Fatalf("state %+v, %v", s, err)
+	}
+}
+
+// TestInterBrokerProxy: each broker registers its REPLICATION listener at
+// its proxy's address; a Kafka client on that listener goes through the
+// proxy, which knows it by client id, and a cut by client id prefix stops
+// it while another client passes.
+func TestInterBrokerProxy(t *testing.T) {
+	c := Start(t, Options{})
+	for _, b := range c.Brokers {
+		eps, err := c.Endpoints(b.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"PLAINTEXT://" + b.Addr, "REPLICATION://" + b.Proxy.Addr()}
+		if !slices.Equal(eps, want) {
+			t.Fatalf("broker %d endpoints %v, want %v", b.ID, eps, want)
+		}
+	}
+	b := c.Broker(2)
+	ping := func(id string) error {
+		cl := c.Client(kgo.SeedBrokers(b.Proxy.Addr()), kgo.ClientID(id), kgo.RequestRetries(0),
+			kgo.RetryTimeout(time.Second), kgo.DialTimeout(time.Second))
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		err := cl.Ping(ctx)
+		cl.Close()
+		return err
+	}
+	if err := ping("broker-3-fetcher-0"); err != nil {
+		t.Fatalf("through the proxy: %v", err)
+	}
+	if n := b.Proxy.Seen("broker-3-fetcher"); n == 0 {
+		t.Fatalf("proxy did not see the client id; seen %v", b.Proxy.ClientIDs())
+	}
+	b.Proxy.CutClients("broker-3-fetcher", faultproxy.Refuse)
+	if err := ping("broker-3-fetcher-1"); err == nil {
+		t.Fatal("a cut client id reached the broker")
+	}
+	if err := ping("broker-1-fetcher-0"); err != nil {
+		t.Fatalf("another client id was cut: %v", err)
+	}
+	b.Proxy.Heal()
+	if err := ping("broker-3-fetcher-2"); err != nil {
+		t.Fatalf("after Heal: %v", err)
 	}
 }

@@ -142,3 +142,15 @@ func (c *Cluster) CreateTopic(topic string, partitions int32, rf int16, configs 
 		return true
 	})
 }
+
+// Endpoints are the listeners broker id registered in /brokers/ids/{id}
+// ("PLAINTEXT://127.0.0.1:port", ...).
+func (c *Cluster) Endpoints(id int32) ([]string, error) {
+	data, _, err := c.zkc.Get(fmt.Sprintf("/brokers/ids/%d", id))
+	if err != nil {
+		return nil, err
+	}
+	var z zkmeta.BrokerZNode
+	err = json.Unmarshal(data, &z)
+	return z.Endpoints, err
+}
