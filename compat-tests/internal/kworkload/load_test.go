@@ -12,8 +12,9 @@ import (
 func TestMain(m *testing.M) { kcluster.Main(m) }
 
 // run produces and consumes on topic for d and returns the checked
-// history after a fresh read; between (if set) runs halfway.
-func run(t *testing.T, c *kcluster.Cluster, topic string, parts int32, d time.Duration, between func()) Report {
+// history after a fresh read; between (if set) runs halfway; the consumer
+// gets up to catchUp to read the last acknowledgements.
+func run(t *testing.T, c *kcluster.Cluster, topic string, parts int32, d, catchUp time.Duration, between func()) Report {
 	t.Helper()
 	prod, err := StartProducer(c.Seeds(), topic, parts, 300)
 	if err != nil {
@@ -33,7 +34,7 @@ func run(t *testing.T, c *kcluster.Cluster, topic string, parts int32, d time.Du
 	}
 	// The consumer catches up with the last acknowledgements.
 	acked := prod.Acks()
-	kcluster.Poll(10*time.Second, func() bool {
+	kcluster.Poll(catchUp, func() bool {
 		return cons.Count() >= len(acked)
 	})
 	seen := cons.Stop()
@@ -49,7 +50,7 @@ func run(t *testing.T, c *kcluster.Cluster, topic string, parts int32, d time.Du
 func TestWorkloadClean(t *testing.T) {
 	c := kcluster.Start(t, kcluster.Options{RF: 1, MinISR: 1})
 	c.CreateTopic("clean", 6, 1, nil)
-	r := run(t, c, "clean", 6, 2*time.Second, nil)
+	r := run(t, c, "clean", 6, 2*time.Second, 10*time.Second, nil)
 	t.Logf("clean: %v", r)
 	if !r.OK() || r.Acknowledged < 100 {
 		t.Fatalf("%v\n%v", r, r.Problems)
@@ -63,7 +64,7 @@ func TestWorkloadCatchesLoss(t *testing.T) {
 	c := kcluster.Start(t, kcluster.Options{RF: 1, MinISR: 1})
 	c.CreateTopic("loss", 6, 1, nil)
 	victim := c.Leader("loss", 0)
-	r := run(t, c, "loss", 6, 3*time.Second, func() {
+	r := run(t, c, "loss", 6, 3*time.Second, 2*time.Second, func() {
 		c.Kill9(victim)
 		if err := os.RemoveAll(filepath.Join(c.Broker(victim).Dir, "logs")); err != nil {
 			t.Fatal(err)
