@@ -27,6 +27,10 @@ type Options struct {
 	Bin            string            // zkafka binary; default $ZKAFKA_BIN, else bin/zkafka
 	Dir            string            // default a new temporary directory
 	LogLevel       string            // the brokers' -log-level, default info
+	// ZooKeeper is an ensemble to use (host:port,...) instead of starting
+	// `zkafka zookeeper`, for example Apache ZooKeeper; default
+	// $ZKAFKA_TEST_ZK. The cluster then lives under its own chroot.
+	ZooKeeper string
 }
 
 func (o *Options) defaults() {
@@ -54,6 +58,9 @@ func (o *Options) defaults() {
 	if o.LogLevel == "" {
 		o.LogLevel = "info"
 	}
+	if o.ZooKeeper == "" {
+		o.ZooKeeper = os.Getenv("ZKAFKA_TEST_ZK")
+	}
 }
 
 // Cluster is one ZooKeeper and Brokers (Brokers[i] has broker.id i+1),
@@ -61,7 +68,8 @@ func (o *Options) defaults() {
 type Cluster struct {
 	T       T
 	Opts    Options
-	ZKAddr  string
+	ZKAddr  string // the ZooKeeper connect string, without the chroot
+	Chroot  string // "" with the harness's own ZooKeeper, else "/kcluster-<random>"
 	Brokers []*Broker
 	zk      *benchkit.Proc
 	zkc     *zk.Conn
@@ -99,7 +107,12 @@ func Start(t T, o Options) *Cluster {
 		c.dir = abs // the processes run in it: their paths must not be relative to it
 	}
 	t.Cleanup(c.stopAll)
-	c.startZooKeeper()
+	if o.ZooKeeper != "" {
+		c.ZKAddr, c.Chroot = o.ZooKeeper, "/kcluster-"+strconv.FormatInt(time.Now().UnixNano(), 36)
+		c.connectZK()
+	} else {
+		c.startZooKeeper()
+	}
 	for id := int32(1); id <= int32(o.Brokers); id++ {
 		c.Brokers = append(c.Brokers, c.newBroker(id))
 	}
@@ -131,10 +144,22 @@ func (c *Cluster) startZooKeeper() {
 	if err := c.zk.WaitReady(30*time.Second, benchkit.DialReady(c.ZKAddr)); err != nil {
 		c.T.Fatalf("%v", err)
 	}
-	c.zkc, _, err = zk.Connect([]string{c.ZKAddr}, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(discard{}))
+	c.connectZK()
+}
+
+func (c *Cluster) connectZK() {
+	var err error
+	c.zkc, _, err = zk.Connect(strings.Split(c.ZKAddr, ","), 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(discard{}))
 	if err != nil {
 		c.T.Fatalf("zk.Connect: %v", err)
 	}
+}
+
+// get and children read the cluster's znode p (under its chroot).
+func (c *Cluster) get(p string) ([]byte, *zk.Stat, error) { return c.zkc.Get(c.Chroot + p) }
+
+func (c *Cluster) children(p string) ([]string, *zk.Stat, error) {
+	return c.zkc.Children(c.Chroot + p)
 }
 
 type discard struct{}
@@ -169,7 +194,7 @@ func (c *Cluster) newBroker(id int32) *Broker {
 		"listener.security.protocol.map":   "PLAINTEXT:PLAINTEXT,REPLICATION:PLAINTEXT",
 		"inter.broker.listener.name":       "REPLICATION",
 		"log.dirs":                         filepath.Join(b.Dir, "logs"),
-		"zookeeper.connect":                c.ZKAddr,
+		"zookeeper.connect":                c.ZKAddr + c.Chroot,
 		"zookeeper.session.timeout.ms":     ms(c.Opts.SessionTimeout),
 		"replica.lag.time.max.ms":          ms(c.Opts.ReplicaLag),
 		"min.insync.replicas":              strconv.Itoa(c.Opts.MinISR),

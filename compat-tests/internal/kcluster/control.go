@@ -24,7 +24,7 @@ func (c *Cluster) startBroker(b *Broker) {
 	// by the previous process (whose session may not have expired yet).
 	path := fmt.Sprintf("/brokers/ids/%d", b.ID)
 	var oldCzxid int64
-	if _, st, err := c.zkc.Get(path); err == nil {
+	if _, st, err := c.get(path); err == nil {
 		oldCzxid = st.Czxid
 	}
 	log := filepath.Join(b.Dir, fmt.Sprintf("broker-%d.%d.log", b.ID, b.starts))
@@ -34,7 +34,7 @@ func (c *Cluster) startBroker(b *Broker) {
 	}
 	b.proc, b.paused = p, false
 	err = p.WaitReady(readyTimeout, func() error {
-		if _, st, err := c.zkc.Get(path); err != nil || st.Czxid == oldCzxid {
+		if _, st, err := c.get(path); err != nil || st.Czxid == oldCzxid {
 			return fmt.Errorf("%s not registered by this process yet", path)
 		}
 		return benchkit.DialReady(b.Addr)()

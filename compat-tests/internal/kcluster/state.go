@@ -15,7 +15,7 @@ import (
 
 // Registered lists the broker ids in /brokers/ids, sorted.
 func (c *Cluster) Registered() []int32 {
-	kids, _, err := c.zkc.Children("/brokers/ids")
+	kids, _, err := c.children("/brokers/ids")
 	if err != nil {
 		return nil
 	}
@@ -31,7 +31,7 @@ func (c *Cluster) Registered() []int32 {
 
 // Controller is the broker id in /controller, or -1 when there is none.
 func (c *Cluster) Controller() int32 {
-	data, _, err := c.zkc.Get("/controller")
+	data, _, err := c.get("/controller")
 	if err != nil {
 		return -1
 	}
@@ -44,7 +44,7 @@ func (c *Cluster) Controller() int32 {
 
 // ControllerEpoch is /controller_epoch's value (0 when absent).
 func (c *Cluster) ControllerEpoch() int32 {
-	data, _, err := c.zkc.Get("/controller_epoch")
+	data, _, err := c.get("/controller_epoch")
 	if err != nil {
 		return 0
 	}
@@ -55,7 +55,7 @@ func (c *Cluster) ControllerEpoch() int32 {
 // State reads /brokers/topics/{topic}/partitions/{p}/state.
 func (c *Cluster) State(topic string, p int32) (zkmeta.PartitionStateZNode, error) {
 	var s zkmeta.PartitionStateZNode
-	data, _, err := c.zkc.Get(fmt.Sprintf("/brokers/topics/%s/partitions/%d/state", topic, p))
+	data, _, err := c.get(fmt.Sprintf("/brokers/topics/%s/partitions/%d/state", topic, p))
 	if err == nil {
 		err = json.Unmarshal(data, &s)
 	}
@@ -146,7 +146,7 @@ func (c *Cluster) CreateTopic(topic string, partitions int32, rf int16, configs 
 // Endpoints are the listeners broker id registered in /brokers/ids/{id}
 // ("PLAINTEXT://127.0.0.1:port", ...).
 func (c *Cluster) Endpoints(id int32) ([]string, error) {
-	data, _, err := c.zkc.Get(fmt.Sprintf("/brokers/ids/%d", id))
+	data, _, err := c.get(fmt.Sprintf("/brokers/ids/%d", id))
 	if err != nil {
 		return nil, err
 	}
