@@ -29,6 +29,10 @@
 // Controller from /controller, State (leader, leader_epoch, isr) from
 // /brokers/topics/{t}/partitions/{p}/state, Registered from /brokers/ids.
 //
+// With Options.ZooKeeper (or $ZKAFKA_TEST_ZK) the brokers use that
+// ensemble instead, for example Apache ZooKeeper, under a chroot of their
+// own; Cluster.Chroot names it.
+//
 // A Cluster is driven through T (a testing.TB, or Runner for a program
 // such as a benchmark); a failure calls T.Fatalf with the broker's log
 // tail. Every process is killed at cleanup.
