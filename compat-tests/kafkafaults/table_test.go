@@ -184,8 +184,14 @@ func (r *run) recovered(after string) {
 			s, _ := r.c.State(topic, p)
 			states = append(states, fmt.Sprintf("p%d leader %d isr %v", p, s.Leader, s.ISR))
 		}
-		r.t.Fatalf("after %s the cluster did not recover within 45 s (registered %v): %s",
-			after, r.c.Registered(), strings.Join(states, "; "))
+		var exited []string
+		for _, b := range r.c.Brokers {
+			if !b.Running() {
+				exited = append(exited, fmt.Sprintf("broker %d exited; log tail:\n%s", b.ID, b.Tail(15)))
+			}
+		}
+		r.t.Fatalf("after %s the cluster did not recover within 45 s (registered %v): %s\n%s",
+			after, r.c.Registered(), strings.Join(states, "; "), strings.Join(exited, "\n"))
 	}
 }
 
