@@ -83,10 +83,12 @@ func runFault(t *testing.T, f fault, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { prod.Stop(time.Second) }) // after a failure
 	cons, err := kworkload.StartConsumer(c.Seeds(), topic, parts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { cons.Stop() })
 	r := &run{t: t, c: c, prod: prod, times: map[string][]time.Duration{}}
 	if _, err := prod.WaitAcks(all(), time.Now(), 30*time.Second); err != nil {
 		t.Fatalf("before any fault: %v", err)

@@ -15,12 +15,14 @@ import (
 // 0..n-1 at a bounded rate with an idempotent acks=all franz-go producer,
 // and records what was acknowledged.
 type Producer struct {
-	cl     *kgo.Client
-	topic  string
-	parts  int32
-	cancel context.CancelFunc
-	done   chan struct{}
-	wg     sync.WaitGroup // outstanding promises
+	cl      *kgo.Client
+	topic   string
+	parts   int32
+	cancel  context.CancelFunc
+	done    chan struct{}
+	wg      sync.WaitGroup // outstanding promises
+	stop    sync.Once
+	stopErr error
 
 	mu struct {
 		sync.Mutex
@@ -87,16 +89,18 @@ func (p *Producer) run(ctx context.Context, rate int) {
 }
 
 // Stop stops producing, waits up to timeout for the records in flight, and
-// closes the client.
+// closes the client. Calls after the first return the first's result.
 func (p *Producer) Stop(timeout time.Duration) error {
-	p.cancel()
-	<-p.done
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	err := p.cl.Flush(ctx)
-	p.cl.Close() // fails what is still buffered
-	p.wg.Wait()
-	return err
+	p.stop.Do(func() {
+		p.cancel()
+		<-p.done
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		p.stopErr = p.cl.Flush(ctx)
+		p.cl.Close() // fails what is still buffered
+		p.wg.Wait()
+	})
+	return p.stopErr
 }
 
 // Acks returns a copy of the acknowledgements so far.
@@ -169,6 +173,7 @@ type Consumer struct {
 	cl     *kgo.Client
 	cancel context.CancelFunc
 	done   chan struct{}
+	stop   sync.Once
 	mu     sync.Mutex
 	seen   []Rec
 }
@@ -214,11 +219,13 @@ func (c *Consumer) Count() int {
 	return len(c.seen)
 }
 
-// Stop stops the consumer and returns what it saw.
+// Stop stops the consumer (once) and returns what it saw.
 func (c *Consumer) Stop() []Rec {
-	c.cancel()
-	<-c.done
-	c.cl.Close()
+	c.stop.Do(func() {
+		c.cancel()
+		<-c.done
+		c.cl.Close()
+	})
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.seen

@@ -20,10 +20,12 @@ func run(t *testing.T, c *kcluster.Cluster, topic string, parts int32, d, catchU
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { prod.Stop(time.Second) })
 	cons, err := StartConsumer(c.Seeds(), topic, parts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { cons.Stop() })
 	time.Sleep(d / 2)
 	if between != nil {
 		between()
