@@ -53,11 +53,14 @@ func controllerKill(r *run, _ int) {
 
 func pollBound(r *run, cond func() bool) bool { return kcluster.Poll(r.failoverBound(), cond) }
 
-// leaderPause: SIGSTOP of a leader past its session: ZooKeeper expires it,
-// the controller moves its partitions and writes continue; on SIGCONT the
-// old leader, replaced, must not acknowledge what it held (Check catches
-// an acknowledgement at an offset the new leader reused), re-registers and
-// rejoins the ISR as a follower after truncating.
+// leaderPause: SIGSTOP of a leader past its session: ZooKeeper expires it
+// and the controller moves its partitions; then SIGCONT, with the
+// producer's requests still in flight on the old leader's sockets (a
+// client gives up on a silent connection only after its request timeout):
+// replaced, it must not acknowledge them (Check catches an acknowledgement
+// at an offset the new leader reused), and it re-registers and rejoins the
+// ISR as a follower after truncating. Writes resume on every partition it
+// led.
 func leaderPause(r *run, i int) {
 	r.t.Helper()
 	victim := r.c.Leader(topic, int32(i)%parts)
@@ -71,14 +74,17 @@ func leaderPause(r *run, i int) {
 	}
 	r.measure("session expired", time.Since(t0))
 	r.waitNewLeader(led, victim, "SIGSTOP")
-	r.waitWrites("failover", led, t0)
+	// Woken while the producer still has requests in flight on its socket:
+	// the replaced leader must not acknowledge them.
 	r.c.Resume(victim)
+	r.waitWrites("failover", led, t0)
 	r.recovered(fmt.Sprintf("SIGCONT of replaced leader %d", victim))
 }
 
 // followerCut: the replica fetches of a follower F of partition (i mod 6)
 // are cut at every other broker's inter-broker proxy (blackhole on even
-// cycles, refuse on odd ones); F leaves the ISR of the partitions it
+// cycles, refuse on odd ones; the controller's requests to F and F's
+// other requests pass); F leaves the ISR of the partitions it
 // follows within replica.lag.time.max.ms (plus slack), writes go on with
 // min.insync.replicas 2, and F rejoins after healing.
 func followerCut(r *run, i int) {
@@ -98,20 +104,17 @@ func followerCut(r *run, i int) {
 	if follower < 0 {
 		r.t.Fatalf("partition %d has no follower in its ISR %v", p, s.ISR)
 	}
-	prefix := fmt.Sprintf("broker-%d-fetcher", follower)
+	// The cut names the follower's fetches by the replica id in their Fetch
+	// requests (faultproxy.CutReplica), whatever client id its fetcher uses.
 	seen := 0
 	for _, b := range r.c.Brokers {
 		if b.ID != follower {
-			seen += b.Proxy.Seen(prefix)
+			seen += b.Proxy.SeenReplica(follower)
 		}
 	}
 	if seen == 0 {
-		var ids []string
-		for _, b := range r.c.Brokers {
-			ids = append(ids, fmt.Sprintf("broker %d's proxy: %v", b.ID, b.Proxy.ClientIDs()))
-		}
-		r.t.Fatalf("no connection with client id prefix %q reached the other brokers' REPLICATION listeners; "+
-			"the cut assumes Kafka's replica fetcher client id broker-{id}-fetcher-{n}. Client ids seen: %v", prefix, ids)
+		r.t.Fatalf("no Fetch from replica %d reached the other brokers' REPLICATION listeners (their proxies): "+
+			"the follower does not fetch through the advertised inter-broker listener", follower)
 	}
 	mode := faultproxy.Blackhole
 	if i%2 == 1 {
@@ -123,11 +126,7 @@ func followerCut(r *run, i int) {
 			followed = append(followed, q)
 		}
 	}
-	for _, b := range r.c.Brokers {
-		if b.ID != follower {
-			b.Proxy.CutClients(prefix, mode)
-		}
-	}
+	cut(r, follower, mode)
 	t0 := time.Now()
 	bound := r.c.Opts.ReplicaLag + 20*time.Second
 	ok := kcluster.Poll(bound, func() bool {
@@ -140,22 +139,24 @@ func followerCut(r *run, i int) {
 	})
 	if !ok {
 		s, _ := r.c.State(topic, p)
-		heal(r, follower, prefix)
+		cut(r, follower, faultproxy.Pass)
 		r.t.Fatalf("%v cut of broker %d's fetches: ISR of partition %d is still %v after %v (replica.lag.time.max.ms %v)",
 			mode, follower, p, s.ISR, bound, r.c.Opts.ReplicaLag)
 	}
 	r.measure("isr shrink", time.Since(t0))
 	r.waitWrites("writes during cut", followed, time.Now())
 	t1 := time.Now()
-	heal(r, follower, prefix)
+	cut(r, follower, faultproxy.Pass)
 	r.recovered(fmt.Sprintf("healing broker %d's fetches", follower))
 	r.measure("isr expand", time.Since(t1))
 }
 
-func heal(r *run, follower int32, prefix string) {
+// cut applies mode to follower's replica fetches at every other broker's
+// inter-broker proxy (Pass heals).
+func cut(r *run, follower int32, mode faultproxy.Mode) {
 	for _, b := range r.c.Brokers {
 		if b.ID != follower {
-			b.Proxy.CutClients(prefix, faultproxy.Pass)
+			b.Proxy.CutReplica(follower, mode)
 		}
 	}
 }

@@ -1,9 +1,6 @@
 package faultproxy
 
 import (
-	"encoding/binary"
-	"errors"
-	"io"
 	"net"
 	"sync"
 	"time"
@@ -15,12 +12,13 @@ import (
 type conn struct {
 	p       *Proxy
 	client  net.Conn
-	pending []byte // the Kafka header read before dialing, sent first
+	pending []byte // the first Kafka request, read before dialing, sent first
 
 	// Guarded by p.mu.
 	server   net.Conn
 	clientID string
-	known    bool // clientID is set (or the proxy is not a Kafka proxy)
+	known    bool  // clientID is set (or the proxy is not a Kafka proxy)
+	replica  int32 // the replica id of its Fetch requests, -1 until one arrives
 	closed   bool
 
 	once sync.Once
@@ -42,7 +40,7 @@ func (c *conn) gate() bool {
 		if c.closed || p.mu.closed {
 			return false
 		}
-		switch p.modeLocked(c.clientID) {
+		switch p.modeLocked(c) {
 		case Pass:
 			return true
 		case Refuse:
@@ -64,19 +62,43 @@ func (c *conn) setServer(sc net.Conn) bool {
 	return true
 }
 
+// tag records the replica id of a Fetch request, the first time one
+// arrives on the connection.
+func (c *conn) tag(req request) {
+	if req.replica < 0 {
+		return
+	}
+	p := c.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c.replica < 0 {
+		c.replica = req.replica
+		p.mu.replicaSeen[req.replica]++
+	}
+}
+
+// refused reports whether a Refuse rule selects the connection now.
+func (c *conn) refused() bool {
+	c.p.mu.Lock()
+	defer c.p.mu.Unlock()
+	return c.p.modeLocked(c) == Refuse
+}
+
 // pump forwards both directions until either ends, then closes both.
 func (c *conn) pump() {
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); c.forward(c.client, c.server, c.pending) }()
-	go func() { defer wg.Done(); c.forward(c.server, c.client, nil) }()
+	go func() { defer wg.Done(); c.forward(c.client, c.server, c.pending, c.p.kafka) }()
+	go func() { defer wg.Done(); c.forward(c.server, c.client, nil, false) }()
 	wg.Wait()
 }
 
 // forward copies src to dst (first sending first), through the gate before
-// each read and each write, each chunk written when its delay is due.
-func (c *conn) forward(src, dst net.Conn, first []byte) {
-	defer c.close(false)
+// each read and each write, each chunk written when its delay is due. With
+// frames (client to a Kafka server) it reads whole request frames and tags
+// the connection by the Fetch requests among them before they pass.
+func (c *conn) forward(src, dst net.Conn, first []byte, frames bool) {
+	defer func() { c.close(c.refused()) }()
 	ch := make(chan chunk, 64)
 	done := make(chan struct{})
 	go func() {
@@ -86,6 +108,7 @@ func (c *conn) forward(src, dst net.Conn, first []byte) {
 				time.Sleep(d)
 			}
 			if !c.gate() {
+				c.close(c.refused()) // unblocks the reader too
 				return
 			}
 			if _, err := dst.Write(ck.b); err != nil {
@@ -102,8 +125,21 @@ func (c *conn) forward(src, dst net.Conn, first []byte) {
 		if !c.gate() {
 			return
 		}
-		buf := make([]byte, 32<<10)
-		n, err := src.Read(buf)
+		var buf []byte
+		var n int
+		var err error
+		if frames {
+			buf, err = readFrame(src)
+			n = len(buf)
+			if err == nil {
+				c.tag(parseRequest(buf))
+			} else {
+				n = 0
+			}
+		} else {
+			buf = make([]byte, 32<<10)
+			n, err = src.Read(buf)
+		}
 		if n > 0 {
 			select {
 			case ch <- chunk{b: buf[:n], due: time.Now().Add(c.delay())}:
@@ -144,33 +180,4 @@ func (c *conn) close(reset bool) {
 			s.Close()
 		}
 	})
-}
-
-// readKafkaHeader reads a request frame's size, api key, version,
-// correlation id and client id, and returns those bytes (to forward) and
-// the client id ("" when null or when the frame is too short to hold one).
-func readKafkaHeader(r io.Reader) ([]byte, string, error) {
-	head := make([]byte, 14)
-	if _, err := io.ReadFull(r, head[:4]); err != nil {
-		return nil, "", err
-	}
-	size := int32(binary.BigEndian.Uint32(head))
-	if size < 10 {
-		return head[:4], "", nil // not a header we know: forward as is
-	}
-	if _, err := io.ReadFull(r, head[4:]); err != nil {
-		return nil, "", err
-	}
-	n := int16(binary.BigEndian.Uint16(head[12:]))
-	if n < 0 {
-		return head, "", nil
-	}
-	if int32(n) > size-10 {
-		return nil, "", errors.New("faultproxy: client id longer than its frame")
-	}
-	id := make([]byte, n)
-	if _, err := io.ReadFull(r, id); err != nil {
-		return nil, "", err
-	}
-	return append(head, id...), string(id), nil
 }

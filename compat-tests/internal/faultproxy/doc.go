@@ -17,26 +17,32 @@
 // Delay adds a latency to every chunk forwarded (the chunk is sent when it
 // is due), which keeps the throughput and lengthens the round trip.
 //
-// # Kafka client ids
+// # Kafka connections
 //
-// A Kafka proxy (NewKafka) reads the first request header of each
-// connection before it dials the target and keys the connection by its
-// client id, so a cut can name a class of connections by client id prefix
-// (CutClients) and leave the rest alone. A Kafka request frame starts
+// A Kafka proxy (NewKafka) reads the client's side as whole request frames.
+// It reads the first before it dials the target and keys the connection by
+// its client id, so a cut can name a class of connections by client id
+// prefix (CutClients) and leave the rest alone; and it decodes every Fetch
+// request (kmsg) for its replica id — ReplicaID up to v14, ReplicaState.ID
+// from v15 (KIP-903) — so a cut can name one broker's replica fetches
+// (CutReplica) whatever client id its fetcher sends. A Kafka request
+// frame starts
 //
 //	int32 size | int16 api_key | int16 api_version | int32 correlation_id |
 //	int16 client_id length (-1 = null) | client_id bytes | ...
 //
 // in every request header version from v1 on (v2, the flexible one, puts
 // its tagged fields after the client id). Kafka's replica fetcher sends
-// client id "broker-{id}-fetcher-{n}" (ReplicaFetcherThread's name), so
-// "broker-3-fetcher" selects broker 3's fetcher connections whatever n is.
-// That prefix is an assumption about the follower's client id: tests that
-// rely on it check that a connection with that prefix was seen (Seen)
-// before they count a cut as effective.
+// client id "broker-{id}-fetcher-{n}" (ReplicaFetcherThread's), so
+// CutClients("broker-3-fetcher", ...) selects Kafka's broker 3 fetchers;
+// zkafka's fetcher may name itself otherwise, which is why the fault tests
+// use CutReplica, and check SeenReplica before they count a cut as
+// effective. A connection is a replica's from its first Fetch on (the
+// ApiVersions a client sends first passes); its Fetch frame is held or
+// the connection reset before that frame reaches the target.
 //
-// Rules are kept per prefix ("" is every connection); a connection takes the
-// most severe rule whose prefix its client id starts with (Refuse over
-// Blackhole over pass). A connection whose first header has not arrived yet
-// is held: it has no client id to match.
+// Rules are kept per client id prefix ("" is every connection) and per
+// replica id; a connection takes the most severe rule that selects it
+// (Refuse over Blackhole over pass). A connection whose first request has
+// not arrived yet is held: it has no client id to match.
 package faultproxy

@@ -46,11 +46,13 @@ type Proxy struct {
 
 	mu struct {
 		sync.Mutex
-		rules  map[string]Mode // client id prefix ("" = all) → mode
-		delay  time.Duration
-		conns  map[*conn]struct{}
-		seen   map[string]int // client id → connections seen
-		closed bool
+		rules        map[string]Mode // client id prefix ("" = all) → mode
+		replicaRules map[int32]Mode  // replica id of Fetch requests → mode
+		delay        time.Duration
+		conns        map[*conn]struct{}
+		seen         map[string]int // client id → connections seen
+		replicaSeen  map[int32]int  // replica id → connections seen fetching
+		closed       bool
 	}
 	changed *sync.Cond // on mu: rules changed or a connection closed
 }
@@ -79,6 +81,8 @@ func start(target string, kafka bool) (*Proxy, error) {
 func serve(ln net.Listener, target string, kafka bool) *Proxy {
 	p := &Proxy{target: target, kafka: kafka, ln: ln}
 	p.mu.rules = map[string]Mode{}
+	p.mu.replicaRules = map[int32]Mode{}
+	p.mu.replicaSeen = map[int32]int{}
 	p.mu.conns = map[*conn]struct{}{}
 	p.mu.seen = map[string]int{}
 	p.changed = sync.NewCond(&p.mu)
@@ -104,14 +108,35 @@ func (p *Proxy) Cut(mode Mode) { p.CutClients("", mode) }
 // the rule for prefix.
 func (p *Proxy) CutClients(prefix string, mode Mode) {
 	p.mu.Lock()
+	setRule(p.mu.rules, prefix, mode)
+	p.appliedLocked()
+}
+
+// CutReplica applies mode to the connections on which a Fetch request
+// with replica id id has arrived (NewKafka proxies only): broker id's
+// replica fetches, whatever client id its fetcher sends. A connection is
+// known as a replica's from its first Fetch on: the ApiVersions and
+// Metadata requests a client sends first pass.
+func (p *Proxy) CutReplica(id int32, mode Mode) {
+	p.mu.Lock()
+	setRule(p.mu.replicaRules, id, mode)
+	p.appliedLocked()
+}
+
+func setRule[K comparable](rules map[K]Mode, k K, mode Mode) {
 	if mode == Pass {
-		delete(p.mu.rules, prefix)
+		delete(rules, k)
 	} else {
-		p.mu.rules[prefix] = mode
+		rules[k] = mode
 	}
+}
+
+// appliedLocked wakes the connections waiting at a gate and resets the
+// ones a Refuse rule now selects; it unlocks p.mu.
+func (p *Proxy) appliedLocked() {
 	var reset []*conn
 	for c := range p.mu.conns {
-		if c.known && p.modeLocked(c.clientID) == Refuse {
+		if c.known && p.modeLocked(c) == Refuse {
 			reset = append(reset, c)
 		}
 	}
@@ -127,6 +152,7 @@ func (p *Proxy) CutClients(prefix string, mode Mode) {
 func (p *Proxy) Heal() {
 	p.mu.Lock()
 	clear(p.mu.rules)
+	clear(p.mu.replicaRules)
 	p.changed.Broadcast()
 	p.mu.Unlock()
 }
@@ -151,6 +177,14 @@ func (p *Proxy) Seen(prefix string) int {
 		}
 	}
 	return n
+}
+
+// SeenReplica returns how many connections so far carried a Fetch from
+// replica id.
+func (p *Proxy) SeenReplica(id int32) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mu.replicaSeen[id]
 }
 
 // ClientIDs lists the distinct client ids seen so far, sorted.
@@ -191,14 +225,16 @@ func (p *Proxy) Close() error {
 	return err
 }
 
-// modeLocked is the most severe rule selecting client id id. p.mu must be
-// held.
-func (p *Proxy) modeLocked(id string) Mode {
+// modeLocked is the most severe rule selecting c. p.mu must be held.
+func (p *Proxy) modeLocked(c *conn) Mode {
 	m := Pass
 	for prefix, r := range p.mu.rules {
-		if r > m && strings.HasPrefix(id, prefix) {
+		if r > m && strings.HasPrefix(c.clientID, prefix) {
 			m = r
 		}
+	}
+	if c.replica >= 0 {
+		m = max(m, p.mu.replicaRules[c.replica])
 	}
 	return m
 }
@@ -223,31 +259,33 @@ func (p *Proxy) acceptLoop() {
 // target and starts the two pumps.
 func (p *Proxy) handle(nc net.Conn) {
 	defer p.wg.Done()
-	c := &conn{p: p, client: nc}
+	c := &conn{p: p, client: nc, replica: -1}
 	if !p.track(c) {
 		nc.Close()
 		return
 	}
 	if p.kafka {
 		nc.SetReadDeadline(time.Now().Add(headerTimeout))
-		head, id, err := readKafkaHeader(nc)
+		frame, err := readFrame(nc)
 		nc.SetReadDeadline(time.Time{})
 		if err != nil {
 			c.close(false)
 			return
 		}
-		c.pending = head
+		c.pending = frame
+		req := parseRequest(frame)
 		p.mu.Lock()
-		c.clientID, c.known = id, true
-		p.mu.seen[id]++
+		c.clientID, c.known = req.clientID, true
+		p.mu.seen[req.clientID]++
 		p.mu.Unlock()
+		c.tag(req)
 	} else {
 		p.mu.Lock()
 		c.known = true
 		p.mu.Unlock()
 	}
 	if !c.gate() {
-		c.close(true)
+		c.close(true) // refused (or the proxy closed)
 		return
 	}
 	sc, err := net.DialTimeout("tcp", p.target, 5*time.Second)

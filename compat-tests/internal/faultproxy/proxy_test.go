@@ -232,32 +232,113 @@ func TestCutClients(t *testing.T) {
 	}
 }
 
-func TestReadKafkaHeader(t *testing.T) {
-	id := "broker-1-fetcher-0"
-	frame := func(size int32, rest ...byte) []byte {
-		return append(binary.BigEndian.AppendUint32(nil, uint32(size)), rest...)
+// fetchFrame is a Fetch request of version v from replica id (-1: a
+// consumer), framed.
+func fetchFrame(v int16, replica int32, clientID string) []byte {
+	req := kmsg.NewPtrFetchRequest()
+	req.SetVersion(v)
+	if v >= 15 {
+		req.ReplicaState.ID = replica
+	} else {
+		req.ReplicaID = replica
 	}
+	t := kmsg.NewFetchRequestTopic()
+	t.Topic = "t"
+	t.Partitions = append(t.Partitions, kmsg.NewFetchRequestTopicPartition())
+	req.Topics = append(req.Topics, t)
+	return kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID)).AppendRequest(nil, req, 9)
+}
+
+func TestParseRequest(t *testing.T) {
+	id := "broker-1-fetcher-0"
 	for _, tc := range []struct {
-		name   string
-		in     []byte
-		id     string
-		n      int // header bytes returned
-		failed bool
+		name    string
+		frame   []byte
+		id      string
+		replica int32
 	}{
-		{"client id", kafkaFrame(&id), id, 14 + len(id), false},
-		{"null client id", kafkaFrame(nil), "", 14, false},
-		{"short frame", frame(3, 1, 2, 3), "", 4, false},
-		{"id past frame", frame(10, 0, 3, 0, 9, 0, 0, 0, 1, 0, 5), "", 0, true},
-		{"truncated", frame(40, 0, 3), "", 0, true},
+		{"metadata with a client id", kafkaFrame(&id), id, -1},
+		{"null client id", kafkaFrame(nil), "", -1},
+		{"fetch v11 from replica 3", fetchFrame(11, 3, "f"), "f", 3},
+		{"fetch v12 (flexible) from replica 2", fetchFrame(12, 2, "f"), "f", 2},
+		{"fetch v15 ReplicaState from replica 1", fetchFrame(15, 1, "f"), "f", 1},
+		{"fetch from a consumer", fetchFrame(13, -1, "c"), "c", -1},
+		{"truncated fetch", fetchFrame(12, 2, "f")[:30], "f", -1},
+		{"short frame", []byte{0, 0, 0, 3, 1, 2, 3}, "", -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			head, got, err := readKafkaHeader(bytes.NewReader(tc.in))
-			if (err != nil) != tc.failed || got != tc.id || len(head) != tc.n {
-				t.Fatalf("got %q, %d bytes, %v; want %q, %d bytes, failed=%v", got, len(head), err, tc.id, tc.n, tc.failed)
-			}
-			if err == nil && !bytes.Equal(head, tc.in[:len(head)]) {
-				t.Fatal("header bytes differ from the input")
+			got := parseRequest(tc.frame)
+			if got.clientID != tc.id || got.replica != tc.replica {
+				t.Fatalf("got %+v, want client id %q replica %d", got, tc.id, tc.replica)
 			}
 		})
+	}
+}
+
+func TestReadFrame(t *testing.T) {
+	f := fetchFrame(12, 2, "f")
+	got, err := readFrame(bytes.NewReader(append(append([]byte(nil), f...), f...)))
+	if err != nil || !bytes.Equal(got, f) {
+		t.Fatalf("readFrame: %v, %d bytes, want %d", err, len(got), len(f))
+	}
+	if _, err := readFrame(bytes.NewReader(binary.BigEndian.AppendUint32(nil, maxFrame+1))); err == nil {
+		t.Fatal("a frame over maxFrame was read")
+	}
+	if _, err := readFrame(bytes.NewReader(f[:len(f)-1])); err == nil {
+		t.Fatal("a truncated frame was read")
+	}
+}
+
+// TestCutReplica: connections are known as replica 3's from their first
+// Fetch with replica id 3, whatever their client id; a cut stops those and
+// leaves replica 2's and the requests before the first Fetch alone.
+func TestCutReplica(t *testing.T) {
+	p := newProxy(t, true)
+	const cid = "zkafka-replica-fetcher" // the same client id for every follower
+	id := cid
+	r3, r2 := dial(t, p), dial(t, p)
+	for _, c := range []net.Conn{r3, r2} {
+		if err := roundTrip(c, kafkaFrame(&id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := roundTrip(r3, fetchFrame(12, 3, cid)); err != nil {
+		t.Fatal(err)
+	}
+	if err := roundTrip(r2, fetchFrame(15, 2, cid)); err != nil {
+		t.Fatal(err)
+	}
+	if p.SeenReplica(3) != 1 || p.SeenReplica(2) != 1 {
+		t.Fatalf("SeenReplica 3: %d, 2: %d; want 1 each", p.SeenReplica(3), p.SeenReplica(2))
+	}
+	p.CutReplica(3, Refuse)
+	if !closedSoon(r3) {
+		t.Fatal("replica 3's connection not reset")
+	}
+	if err := roundTrip(r2, fetchFrame(15, 2, cid)); err != nil {
+		t.Fatalf("replica 2 cut by a rule for replica 3: %v", err)
+	}
+	again := dial(t, p)
+	if err := roundTrip(again, kafkaFrame(&id)); err != nil {
+		t.Fatalf("a new connection's first request (not a Fetch) was cut: %v", err)
+	}
+	again.Write(fetchFrame(12, 3, cid))
+	if !closedSoon(again) {
+		t.Fatal("a new connection of replica 3 passed its Fetch")
+	}
+	p.CutReplica(3, Blackhole)
+	held := dial(t, p)
+	want := fetchFrame(11, 3, cid)
+	if _, err := held.Write(want); err != nil {
+		t.Fatal(err)
+	}
+	if !silentFor(held, 300*time.Millisecond) {
+		t.Fatal("blackholed replica fetch passed")
+	}
+	p.Heal()
+	held.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got := make([]byte, len(want))
+	if _, err := io.ReadFull(held, got); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("held fetch after Heal: %v", err)
 	}
 }

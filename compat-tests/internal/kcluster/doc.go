@@ -14,8 +14,8 @@
 // Clients use PLAINTEXT. Every other broker reaches broker i on its
 // REPLICATION listener through Broker.Proxy, a faultproxy.Proxy (Kafka
 // mode) that the harness keeps across restarts, so a test can cut one
-// broker's replica fetches (Proxy.CutClients("broker-F-fetcher", ...) on
-// every other broker's proxy) without touching the processes.
+// broker's replica fetches (Proxy.CutReplica(F, ...) on every other
+// broker's proxy) without touching the processes.
 //
 //	               PLAINTEXT (clients)
 //	client ────────────────────────────▶ broker 1 :client

@@ -34,14 +34,17 @@ type Producer struct {
 
 // ProducerOpts are kgo options every workload producer uses: acks=all,
 // idempotent (franz-go's default with acks=all), one manual partition per
-// record, a bounded buffer, and a delivery timeout so a partition that
-// never comes back fails its records instead of holding them for ever.
+// record, a bounded buffer, a delivery timeout so a partition that never
+// comes back fails its records instead of holding them for ever, and a
+// request timeout of 5 s + 3 s (franz-go's default is 10 s + 10 s) so a
+// request stuck on a paused broker's socket is given up and retried
+// elsewhere sooner.
 func ProducerOpts(seeds []string) []kgo.Opt {
 	return []kgo.Opt{kgo.SeedBrokers(seeds...), kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.MaxBufferedRecords(4096),
 		kgo.RecordDeliveryTimeout(60 * time.Second), kgo.MetadataMinAge(100 * time.Millisecond),
 		kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }),
-		kgo.ProducerLinger(0)}
+		kgo.ProducerLinger(0), kgo.ProduceRequestTimeout(5 * time.Second), kgo.RequestTimeoutOverhead(3 * time.Second)}
 }
 
 // StartProducer starts producing rate records per second (over all
