@@ -9,10 +9,11 @@
 //	leader-pause       SIGSTOP of a leader beyond its ZooKeeper session,
 //	                   then SIGCONT: it must not acknowledge writes after it
 //	                   was replaced, and rejoins as a follower
-//	follower-cut       a follower's replica fetches cut at the other
-//	                   brokers' inter-broker proxies (blackhole and refuse
-//	                   in turn): the ISR shrinks within
-//	                   replica.lag.time.max.ms and expands after healing
+//	follower-cut       a follower's replica fetches (its Fetch requests'
+//	                   replica id) cut at the other brokers' inter-broker
+//	                   proxies, blackhole and refuse in turn: its ISR
+//	                   membership ends after replica.lag.time.max.ms (the
+//	                   state znodes' isr) and returns after healing
 //	rolling-restart    SIGTERM (controlled shutdown) and restart of every
 //	                   broker in turn
 //
