@@ -64,18 +64,12 @@ func New(target string) (*Proxy, error) { return start(target, false) }
 // request header to learn its client id (see CutClients).
 func NewKafka(target string) (*Proxy, error) { return start(target, true) }
 
-// Listen is New or NewKafka on a given listen address (127.0.0.1:port), for
-// a proxy that must keep its port across restarts of the test's processes.
-func Listen(addr, target string, kafka bool) (*Proxy, error) {
-	ln, err := net.Listen("tcp", addr)
+func start(target string, kafka bool) (*Proxy, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	return serve(ln, target, kafka), nil
-}
-
-func start(target string, kafka bool) (*Proxy, error) {
-	return Listen("127.0.0.1:0", target, kafka)
 }
 
 func serve(ln net.Listener, target string, kafka bool) *Proxy {
