@@ -235,6 +235,21 @@ func (p *Proc) WaitReady(timeout time.Duration, probe func() error) error {
 	return fmt.Errorf("%s not ready within %v: %v; log tail:\n%s", p.Name, timeout, last, p.Tail(20))
 }
 
+// Signal sends sig to the process (not its group): kill -9, SIGSTOP,
+// SIGCONT and SIGTERM of one server in a cluster test.
+func (p *Proc) Signal(sig syscall.Signal) error { return syscall.Kill(p.Pid(), sig) }
+
+// Wait waits up to timeout for the process to end and reports whether it
+// did, and how.
+func (p *Proc) Wait(timeout time.Duration) (bool, error) {
+	select {
+	case <-p.done:
+		return true, p.err
+	case <-time.After(timeout):
+		return false, nil
+	}
+}
+
 // Stop sends SIGTERM to the group, then SIGKILL after grace.
 func (p *Proc) Stop(grace time.Duration) {
 	if p == nil {
