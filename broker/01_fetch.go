@@ -95,9 +95,14 @@ func (c *conn) gatherFetch(req *kproto.FetchRequest) (total int64, failed bool) 
 		}
 		fs.topics = append(fs.topics, t)
 		fs.parts[i] = resize2(fs.parts[i], len(rt.Partitions))
+		denied := c.fetchDenied(req, rt, t)
 		for j := range rt.Partitions {
 			fp := &fs.parts[i][j]
-			c.fetchPartition(req, t, &rt.Partitions[j], fp, total, budget-total)
+			if denied {
+				deniedFetch(fp, rt.Partitions[j].Partition)
+			} else {
+				c.fetchPartition(req, t, &rt.Partitions[j], fp, total, budget-total)
+			}
 			total += fp.rng.Len
 			failed = failed || fp.resp.ErrorCode != kproto.CodeNone
 		}

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/broker/authz"
 	"github.com/zkafka/zkafka/kproto"
 )
 
@@ -36,6 +37,10 @@ func handleCreateTopics(c *conn, req *kmsg.CreateTopicsRequest) (kmsg.Response, 
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}
+		if !c.allowedCluster(authz.OpCreate) && !c.allowedTopic(authz.OpCreate, rt.Topic) {
+			resp.Topics = append(resp.Topics, c.deniedTopicCreation(st))
+			continue
+		}
 		spec := topicSpec{name: rt.Topic, partitions: rt.NumPartitions, rf: rt.ReplicationFactor, configs: map[string]string{}}
 		for _, a := range rt.ReplicaAssignment {
 			for int(a.Partition) >= len(spec.assignment) {
@@ -53,6 +58,7 @@ func handleCreateTopics(c *conn, req *kmsg.CreateTopicsRequest) (kmsg.Response, 
 		st.ErrorCode, st.ErrorMessage = int16(code), msg
 		if err == nil {
 			fillCreatedTopic(c.b, &st, t, spec)
+			c.hideCreatedConfigs(&st)
 		}
 		resp.Topics = append(resp.Topics, st)
 	}

@@ -8,7 +8,8 @@ import (
 // DescribeCluster (key 60), v0-1, via kmsg: the live brokers, the cluster
 // id and the controller id; endpoint type (v1) must be 1 (brokers),
 // otherwise UNSUPPORTED_ENDPOINT_TYPE (as a ZooKeeper-mode broker). No
-// racks; cluster authorized operations are unknown.
+// racks. As Kafka, it refuses nobody: cluster authorized operations, when
+// asked for, are 0 for a principal that may not DESCRIBE the cluster.
 
 func init() { regKey(kproto.KeyDescribeCluster, 0, 1, kmsgHandler(handleDescribeCluster)) }
 
@@ -23,7 +24,7 @@ func handleDescribeCluster(c *conn, req *kmsg.DescribeClusterRequest) (kmsg.Resp
 	resp.EndpointType = 1
 	resp.ClusterID = c.b.clusterID
 	resp.ControllerID = c.b.cluster.controllerID()
-	resp.ClusterAuthorizedOperations = authorizedOpsUnknown
+	resp.ClusterAuthorizedOperations = c.clusterOperations(req.IncludeClusterAuthorizedOperations)
 	for _, br := range c.b.cluster.liveBrokers() {
 		rb := kmsg.NewDescribeClusterResponseBroker()
 		rb.Host, rb.Port = br.at(c.listener)

@@ -31,6 +31,8 @@ type Config struct {
 	ListenerProtocols map[string]string
 	// SSL is the ssl.* keys of the SSL listeners (config_tls.go).
 	SSL SSLConfig
+	// Authz is the authorizer and its ACLs' keys (config_authz.go).
+	Authz AuthzConfig
 	// AdvertisedListeners are registered in /brokers/ids and returned by
 	// Metadata (advertised.listeners). Empty means the listener's address.
 	AdvertisedListeners []string
@@ -234,6 +236,9 @@ func applyOtherProperty(cfg *Config, p properties.Property, log *slog.Logger) er
 		return err
 	}
 	if ok, err := cfg.SSL.parseProperty(k, v); ok {
+		return err
+	}
+	if ok, err := cfg.Authz.parseProperty(k, v); ok {
 		return err
 	}
 	if d := topicDefaultForBrokerKey(k); d != nil {

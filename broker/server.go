@@ -65,6 +65,9 @@ type Broker struct {
 
 	// tlsCfg serves the SSL listeners (nil without one; tls.go).
 	tlsCfg *tls.Config
+	// acls is the ACL authorizer (nil without authorizer.class.name;
+	// acl_authorizer.go), set by New.
+	acls *aclAuthorizer
 
 	registerOnce sync.Once
 	registered   chan struct{} // closed once /brokers/ids/{id} exists
@@ -148,6 +151,9 @@ func (b *Broker) bootstrap() error {
 	}
 	b.clusterID = id
 	if err := b.loadAllTopics(); err != nil {
+		return err
+	}
+	if err := b.initAuthorizer(); err != nil {
 		return err
 	}
 	b.log.Info("broker loaded cluster metadata", "cluster_id", id, "topics", b.cluster.topicCount())
