@@ -98,14 +98,14 @@ func TestCreateDescribeDeleteACLs(t *testing.T) {
 	// The znodes, as Kafka's AclAuthorizer writes them.
 	zc := e.ZK()
 	for path, want := range map[string]string{
-		"/kafka-acl/Topic/fin-ledger":              `{"version":1,"acls":[{"principal":"User:CN=alice,O=zkafka","permissionType":"Allow","operation":"Read","host":"*"}]}`,
-		"/kafka-acl-extended/prefixed/Topic/fin-":  `{"version":1,"acls":[{"principal":"User:CN=alice,O=zkafka","permissionType":"Allow","operation":"Write","host":"*"}]}`,
-		"/kafka-acl/Topic/*":                       `{"version":1,"acls":[{"principal":"User:CN=bob,O=zkafka","permissionType":"Allow","operation":"Describe","host":"*"}]}`,
-		"/kafka-acl/Cluster/kafka-cluster":         `{"version":1,"acls":[{"principal":"User:CN=bob,O=zkafka","permissionType":"Deny","operation":"Alter","host":"127.0.0.1"}]}`,
-		"/kafka-acl/Group/g-alice":                 `{"version":1,"acls":[{"principal":"User:CN=alice,O=zkafka","permissionType":"Allow","operation":"Read","host":"*"}]}`,
-		"/kafka-acl/DelegationToken":               "",
-		"/kafka-acl-extended/prefixed/User":        "",
-		"/kafka-acl/TransactionalId":               "",
+		"/kafka-acl/Topic/fin-ledger":             `{"version":1,"acls":[{"principal":"User:CN=alice,O=zkafka","permissionType":"Allow","operation":"Read","host":"*"}]}`,
+		"/kafka-acl-extended/prefixed/Topic/fin-": `{"version":1,"acls":[{"principal":"User:CN=alice,O=zkafka","permissionType":"Allow","operation":"Write","host":"*"}]}`,
+		"/kafka-acl/Topic/*":                      `{"version":1,"acls":[{"principal":"User:CN=bob,O=zkafka","permissionType":"Allow","operation":"Describe","host":"*"}]}`,
+		"/kafka-acl/Cluster/kafka-cluster":        `{"version":1,"acls":[{"principal":"User:CN=bob,O=zkafka","permissionType":"Deny","operation":"Alter","host":"127.0.0.1"}]}`,
+		"/kafka-acl/Group/g-alice":                `{"version":1,"acls":[{"principal":"User:CN=alice,O=zkafka","permissionType":"Allow","operation":"Read","host":"*"}]}`,
+		"/kafka-acl/DelegationToken":              "",
+		"/kafka-acl-extended/prefixed/User":       "",
+		"/kafka-acl/TransactionalId":              "",
 	} {
 		data, _, err := zc.Get(e.Path(path))
 		if err != nil || string(data) != want {
