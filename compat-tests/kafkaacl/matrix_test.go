@@ -1,0 +1,424 @@
+package kafkaacl
+
+import (
+	"errors"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
+)
+
+// The ACLs of the matrix (created through broker 1, checked through
+// both brokers).
+var matrixACLs = []kmsg.CreateACLsRequestCreation{
+	aclOf(topicT, "fin-", prefixed, alice, "*", kmsg.ACLOperationWrite, allowP),
+	aclOf(topicT, "fin-ledger", literal, alice, "*", kmsg.ACLOperationRead, allowP),
+	aclOf(groupT, "g-alice", literal, alice, "*", kmsg.ACLOperationRead, allowP),
+	aclOf(topicT, "*", literal, bob, "*", kmsg.ACLOperationDescribe, allowP),
+	aclOf(topicT, "fin-secret", literal, "User:*", "*", kmsg.ACLOperationWrite, denyP),
+	aclOf(topicT, "fin-ledger", literal, bob, "10.1.2.3", kmsg.ACLOperationRead, allowP),
+	aclOf(groupT, "g-", prefixed, bob, "*", kmsg.ACLOperationDescribe, allowP),
+}
+
+// matrix is one broker cluster with the matrix's topics and ACLs.
+type matrix struct {
+	t   *testing.T
+	p   *pki
+	cl  *kafkaenv.Cluster
+	ids map[string][16]byte // topic ids
+	// leaders: broker id of each topic's partition 0
+	leaders map[string]int32
+	clients map[string]*kgo.Client
+}
+
+func newMatrix(t *testing.T) *matrix {
+	p := newPKI(t)
+	m := &matrix{t: t, p: p, cl: kafkaenv.StartCluster(t, 2, p.secured()), ids: map[string][16]byte{},
+		leaders: map[string]int32{}, clients: map[string]*kgo.Client{}}
+	adm := p.admin(m.cl.Broker(1), admin)
+	for topic, parts := range map[string]int32{"fin-ledger": 2, "fin-secret": 1, "other": 1} {
+		if _, err := adm.CreateTopic(ctx(t), parts, 1, nil, topic); err != nil {
+			t.Fatal(err)
+		}
+	}
+	createACLs(t, m.client(admin), matrixACLs...)
+	for _, id := range []int32{1, 2} {
+		waitFor(t, "broker's ACL cache", func() bool {
+			return len(on[*kmsg.DescribeACLsResponse](t, m.client(admin), id, anyFilter()).Resources) == 6
+		})
+	}
+	md, err := adm.Metadata(ctx(t), "fin-ledger", "fin-secret", "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, td := range md.Topics {
+		m.ids[td.Topic], m.leaders[td.Topic] = td.ID, td.Partitions[0].Leader
+	}
+	if err := m.client(admin).ProduceSync(ctx(t), &kgo.Record{Topic: "fin-ledger", Value: []byte("seed")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// client is who's client (through broker 1's listener; requests go to
+// whichever broker leads or coordinates).
+func (m *matrix) client(who string) *kgo.Client {
+	if c := m.clients[who]; c != nil {
+		return c
+	}
+	c := m.p.as(m.cl.Broker(1), who, kgo.DisableIdempotentWrite(), kgo.RecordRetries(0),
+		kgo.ProduceRequestTimeout(5*time.Second), kgo.RecordDeliveryTimeout(10*time.Second))
+	m.clients[who] = c
+	return c
+}
+
+func code(err error) int16 {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Code
+	}
+	if err != nil {
+		return -100 // not a Kafka error
+	}
+	return 0
+}
+
+func (m *matrix) produce(who, topic string) int16 {
+	return code(m.client(who).ProduceSync(ctx(m.t), &kgo.Record{Topic: topic, Value: []byte("v")}).FirstErr())
+}
+
+// fetch sends a Fetch of topic's partition 0 to its leader (as a
+// follower when replica >= 0) and returns the partition's code.
+func (m *matrix) fetch(who, topic string, replica int32) int16 {
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID, req.MaxBytes, req.MaxWaitMillis = replica, 1<<20, 10
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic, rt.TopicID = topic, m.ids[topic]
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.PartitionMaxBytes = 1 << 20
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp := on[*kmsg.FetchResponse](m.t, m.client(who), m.leaders[topic], req)
+	return resp.Topics[0].Partitions[0].ErrorCode
+}
+
+// visible is the topics an all-topics Metadata shows who, on broker id.
+func (m *matrix) visible(who string, id int32) []string {
+	resp := on[*kmsg.MetadataResponse](m.t, m.client(who), id, kmsg.NewPtrMetadataRequest())
+	var out []string
+	for _, t := range resp.Topics {
+		out = append(out, *t.Topic)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// metadataCode is the code of one named topic in Metadata on broker id.
+func (m *matrix) metadataCode(who, topic string, id int32, autoCreate bool) int16 {
+	req := kmsg.NewPtrMetadataRequest()
+	req.AllowAutoTopicCreation = autoCreate
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	return on[*kmsg.MetadataResponse](m.t, m.client(who), id, req).Topics[0].ErrorCode
+}
+
+func (m *matrix) listOffsets(who, topic string) int16 {
+	req := kmsg.NewPtrListOffsetsRequest()
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Timestamp = -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return on[*kmsg.ListOffsetsResponse](m.t, m.client(who), m.leaders[topic], req).Topics[0].Partitions[0].ErrorCode
+}
+
+func (m *matrix) initProducerID(who string) int16 {
+	resp, err := kmsg.NewPtrInitProducerIDRequest().RequestWith(ctx(m.t), m.client(who))
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	return resp.ErrorCode
+}
+
+func (m *matrix) findCoordinator(who, group string) int16 {
+	req := kmsg.NewPtrFindCoordinatorRequest()
+	req.CoordinatorKey = group
+	resp, err := req.RequestWith(ctx(m.t), m.client(who))
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	return resp.ErrorCode
+}
+
+// groupCode sends a group request to the group's coordinator.
+func groupCode[R kmsg.Response](m *matrix, who, group string, req kmsg.Request, code func(R) int16) int16 {
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorKey = group
+	fr, err := fc.RequestWith(ctx(m.t), m.client(admin))
+	if err != nil || fr.ErrorCode != 0 {
+		m.t.Fatalf("FindCoordinator %s: %v %+v", group, err, fr)
+	}
+	return code(on[R](m.t, m.client(who), fr.NodeID, req))
+}
+
+func (m *matrix) joinGroup(who, group string) int16 {
+	req := kmsg.NewPtrJoinGroupRequest()
+	req.Group, req.SessionTimeoutMillis, req.RebalanceTimeoutMillis, req.ProtocolType = group, 10000, 10000, "consumer"
+	p := kmsg.NewJoinGroupRequestProtocol()
+	p.Name = "range"
+	req.Protocols = append(req.Protocols, p)
+	return groupCode(m, who, group, req, func(r *kmsg.JoinGroupResponse) int16 { return r.ErrorCode })
+}
+
+func (m *matrix) commit(who, group, topic string) int16 {
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Group, req.Generation = group, -1
+	rt := kmsg.NewOffsetCommitRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewOffsetCommitRequestTopicPartition()
+	rp.Offset = 1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return groupCode(m, who, group, req, func(r *kmsg.OffsetCommitResponse) int16 { return r.Topics[0].Partitions[0].ErrorCode })
+}
+
+func (m *matrix) offsetFetch(who, group, topic string) int16 {
+	// kgo sends the broker's highest version (8: groups in an array).
+	req := kmsg.NewPtrOffsetFetchRequest()
+	rg := kmsg.NewOffsetFetchRequestGroup()
+	rg.Group = group
+	rt := kmsg.NewOffsetFetchRequestGroupTopic()
+	rt.Topic, rt.Partitions = topic, []int32{0}
+	rg.Topics = append(rg.Topics, rt)
+	req.Groups = append(req.Groups, rg)
+	return groupCode(m, who, group, req, func(r *kmsg.OffsetFetchResponse) int16 {
+		if g := r.Groups[0]; g.ErrorCode != 0 {
+			return g.ErrorCode
+		}
+		return r.Groups[0].Topics[0].Partitions[0].ErrorCode
+	})
+}
+
+func (m *matrix) describeGroup(who, group string) int16 {
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.Groups = []string{group}
+	return groupCode(m, who, group, req, func(r *kmsg.DescribeGroupsResponse) int16 { return r.Groups[0].ErrorCode })
+}
+
+func (m *matrix) deleteGroup(who, group string) int16 {
+	req := kmsg.NewPtrDeleteGroupsRequest()
+	req.Groups = []string{group}
+	return groupCode(m, who, group, req, func(r *kmsg.DeleteGroupsResponse) int16 { return r.Groups[0].ErrorCode })
+}
+
+func (m *matrix) listGroups(who string) []string {
+	var out []string
+	for _, id := range []int32{1, 2} {
+		for _, g := range on[*kmsg.ListGroupsResponse](m.t, m.client(who), id, kmsg.NewPtrListGroupsRequest()).Groups {
+			out = append(out, g.Group)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (m *matrix) createTopic(who, topic string) int16 {
+	req := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, 1, 1
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx(m.t), m.client(who))
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	return resp.Topics[0].ErrorCode
+}
+
+func (m *matrix) deleteTopic(who, topic string) int16 {
+	req := kmsg.NewPtrDeleteTopicsRequest()
+	rt := kmsg.NewDeleteTopicsRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics, req.TopicNames, req.TimeoutMillis = append(req.Topics, rt), []string{topic}, 5000
+	resp, err := req.RequestWith(ctx(m.t), m.client(who))
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	return resp.Topics[0].ErrorCode
+}
+
+func (m *matrix) describeConfigs(who, topic string) int16 {
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	r := kmsg.NewDescribeConfigsRequestResource()
+	r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeTopic, topic
+	req.Resources = append(req.Resources, r)
+	resp, err := req.RequestWith(ctx(m.t), m.client(who))
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	return resp.Resources[0].ErrorCode
+}
+
+func (m *matrix) alterConfigs(who, topic string) int16 {
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	r := kmsg.NewIncrementalAlterConfigsRequestResource()
+	r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeTopic, topic
+	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	c.Name, c.Value = "retention.ms", kmsg.StringPtr("100000")
+	r.Configs = append(r.Configs, c)
+	req.Resources = append(req.Resources, r)
+	resp, err := req.RequestWith(ctx(m.t), m.client(who))
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	return resp.Resources[0].ErrorCode
+}
+
+func (m *matrix) createPartitions(who, topic string) int16 {
+	req := kmsg.NewPtrCreatePartitionsRequest()
+	rt := kmsg.NewCreatePartitionsRequestTopic()
+	rt.Topic, rt.Count = topic, 3
+	req.Topics, req.ValidateOnly = append(req.Topics, rt), true
+	resp, err := req.RequestWith(ctx(m.t), m.client(who))
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	return resp.Topics[0].ErrorCode
+}
+
+func (m *matrix) clusterOps(who string) int32 {
+	req := kmsg.NewPtrDescribeClusterRequest()
+	req.IncludeClusterAuthorizedOperations = true
+	resp, err := req.RequestWith(ctx(m.t), m.client(who))
+	if err != nil || resp.ErrorCode != 0 {
+		m.t.Fatalf("DescribeCluster: %v %+v", err, resp)
+	}
+	return resp.ClusterAuthorizedOperations
+}
+
+var (
+	taf = kerr.TopicAuthorizationFailed.Code
+	gaf = kerr.GroupAuthorizationFailed.Code
+	caf = kerr.ClusterAuthorizationFailed.Code
+)
+
+// TestACLMatrix: principal × operation × resource pattern → the answer
+// Kafka's AclAuthorizer and KafkaApis give, through both brokers.
+func TestACLMatrix(t *testing.T) {
+	m := newMatrix(t)
+	for _, row := range []struct {
+		name string
+		got  func() int16
+		want int16
+	}{
+		{"alice WRITE fin-ledger (prefixed fin- allow)", func() int16 { return m.produce(alice, "fin-ledger") }, 0},
+		{"alice WRITE fin-secret (User:* deny beats allow)", func() int16 { return m.produce(alice, "fin-secret") }, taf},
+		{"alice WRITE other (no ACL)", func() int16 { return m.produce(alice, "other") }, taf},
+		{"bob WRITE fin-ledger (DESCRIBE only)", func() int16 { return m.produce(bob, "fin-ledger") }, taf},
+		{"anonymous WRITE fin-ledger", func() int16 { return m.produce(anon, "fin-ledger") }, taf},
+		{"admin WRITE other (super user)", func() int16 { return m.produce(admin, "other") }, 0},
+		{"alice READ fin-ledger", func() int16 { return m.fetch(alice, "fin-ledger", -1) }, 0},
+		{"alice READ fin-secret (WRITE is not READ)", func() int16 { return m.fetch(alice, "fin-secret", -1) }, taf},
+		{"bob READ fin-ledger (his ACL is for host 10.1.2.3)", func() int16 { return m.fetch(bob, "fin-ledger", -1) }, taf},
+		{"alice follower fetch (no CLUSTER_ACTION)", func() int16 { return m.fetch(alice, "fin-ledger", 1) }, taf},
+		{"admin follower fetch", func() int16 { return m.fetch(admin, "fin-ledger", 2) }, 0},
+		{"alice DESCRIBE other", func() int16 { return m.metadataCode(alice, "other", 2, false) }, taf},
+		{"alice DESCRIBE fin-secret (WRITE implies DESCRIBE)", func() int16 { return m.metadataCode(alice, "fin-secret", 2, false) }, 0},
+		{"alice DESCRIBE a missing topic she may not describe", func() int16 { return m.metadataCode(alice, "nope", 1, false) }, taf},
+		{"alice auto-creates fin-new without CREATE", func() int16 { return m.metadataCode(alice, "fin-new", 1, true) }, taf},
+		{"alice DESCRIBE fin-new (missing, not auto-created)", func() int16 { return m.metadataCode(alice, "fin-new", 1, false) }, kerr.UnknownTopicOrPartition.Code},
+		{"bob ListOffsets fin-ledger (DESCRIBE on *)", func() int16 { return m.listOffsets(bob, "fin-ledger") }, 0},
+		{"anonymous ListOffsets fin-ledger", func() int16 { return m.listOffsets(anon, "fin-ledger") }, taf},
+		{"alice idempotent InitProducerId (WRITE on some topic)", func() int16 { return m.initProducerID(alice) }, 0},
+		{"bob idempotent InitProducerId", func() int16 { return m.initProducerID(bob) }, caf},
+		{"alice FindCoordinator g-alice", func() int16 { return m.findCoordinator(alice, "g-alice") }, 0},
+		{"alice FindCoordinator g-bob", func() int16 { return m.findCoordinator(alice, "g-bob") }, gaf},
+		{"bob FindCoordinator g-x (prefixed DESCRIBE)", func() int16 { return m.findCoordinator(bob, "g-x") }, 0},
+		{"bob JoinGroup g-x (DESCRIBE is not READ)", func() int16 { return m.joinGroup(bob, "g-x") }, gaf},
+		{"alice OffsetCommit g-alice fin-ledger", func() int16 { return m.commit(alice, "g-alice", "fin-ledger") }, 0},
+		{"alice OffsetCommit g-alice fin-secret (no READ)", func() int16 { return m.commit(alice, "g-alice", "fin-secret") }, taf},
+		{"bob OffsetCommit g-x", func() int16 { return m.commit(bob, "g-x", "fin-ledger") }, gaf},
+		{"alice OffsetFetch g-alice fin-ledger", func() int16 { return m.offsetFetch(alice, "g-alice", "fin-ledger") }, 0},
+		{"alice OffsetFetch g-alice other (no DESCRIBE)", func() int16 { return m.offsetFetch(alice, "g-alice", "other") }, taf},
+		{"bob OffsetFetch g-alice (prefixed DESCRIBE g-)", func() int16 { return m.offsetFetch(bob, "g-alice", "fin-ledger") }, 0},
+		{"anonymous OffsetFetch g-alice", func() int16 { return m.offsetFetch(anon, "g-alice", "fin-ledger") }, gaf},
+		{"alice DescribeGroups g-bob", func() int16 { return m.describeGroup(alice, "g-bob") }, gaf},
+		{"bob DescribeGroups g-alice", func() int16 { return m.describeGroup(bob, "g-alice") }, 0},
+		{"alice DeleteGroups g-alice (READ is not DELETE)", func() int16 { return m.deleteGroup(alice, "g-alice") }, gaf},
+		{"alice CreateTopics fin-new", func() int16 { return m.createTopic(alice, "fin-new") }, taf},
+		{"alice DeleteTopics other", func() int16 { return m.deleteTopic(alice, "other") }, taf},
+		{"alice DeleteTopics fin-ledger (WRITE is not DELETE)", func() int16 { return m.deleteTopic(alice, "fin-ledger") }, taf},
+		{"alice DescribeConfigs fin-ledger", func() int16 { return m.describeConfigs(alice, "fin-ledger") }, taf},
+		{"admin DescribeConfigs fin-ledger", func() int16 { return m.describeConfigs(admin, "fin-ledger") }, 0},
+		{"alice IncrementalAlterConfigs fin-ledger", func() int16 { return m.alterConfigs(alice, "fin-ledger") }, taf},
+		{"alice CreatePartitions fin-ledger", func() int16 { return m.createPartitions(alice, "fin-ledger") }, taf},
+		{"admin CreatePartitions fin-ledger (validate only)", func() int16 { return m.createPartitions(admin, "fin-ledger") }, 0},
+	} {
+		if got := row.got(); got != row.want {
+			t.Errorf("%s: code %d (%v), want %d (%v)", row.name, got, kerr.ErrorForCode(got), row.want, kerr.ErrorForCode(row.want))
+		}
+	}
+
+	// Metadata hides the topics a principal may not describe, on both brokers.
+	for _, id := range []int32{1, 2} {
+		for who, want := range map[string][]string{
+			alice: {"fin-ledger", "fin-secret"}, bob: {"fin-ledger", "fin-secret", "other"}, anon: nil,
+			admin: {"fin-ledger", "fin-secret", "other"},
+		} {
+			if got := m.visible(who, id); !slices.Equal(got, want) {
+				t.Errorf("broker %d shows %s the topics %q, want %q", id, who, got, want)
+			}
+		}
+	}
+	// ListGroups: the groups one may describe (alice committed g-alice).
+	if got := m.listGroups(bob); !slices.Equal(got, []string{"g-alice"}) {
+		t.Errorf("bob lists groups %q", got)
+	}
+	if got := m.listGroups(anon); len(got) != 0 {
+		t.Errorf("anonymous lists groups %q", got)
+	}
+	// DescribeCluster refuses nobody; the operations say what one may do.
+	if got := m.clusterOps(alice); got != 0 {
+		t.Errorf("alice's cluster operations %b, want 0", got)
+	}
+	if got, want := m.clusterOps(admin), int32(1<<5|1<<7|1<<8|1<<9|1<<10|1<<11|1<<12); got != want {
+		t.Errorf("admin's cluster operations %b, want %b", got, want)
+	}
+
+	// Granting CREATE on the prefix lets alice create, and auto-create.
+	createACLs(t, m.client(admin), aclOf(topicT, "fin-", prefixed, alice, "*", kmsg.ACLOperationCreate, allowP))
+	waitFor(t, "CREATE on fin- applies on broker 1", func() bool { return m.createTopic(alice, "fin-new") == 0 })
+	waitFor(t, "CREATE on fin- applies on broker 2", func() bool { return m.metadataCode(alice, "fin-auto", 2, true) != taf })
+}
+
+// TestConsumerGroupAllowed: a real kgo consumer group of alice reads
+// fin-ledger and commits (JoinGroup, SyncGroup, Heartbeat, OffsetCommit,
+// OffsetFetch all allowed by READ on g-alice and fin-ledger), and the
+// same consumer in a group she may not read fails with
+// GROUP_AUTHORIZATION_FAILED.
+func TestConsumerGroupAllowed(t *testing.T) {
+	m := newMatrix(t)
+	c := m.p.as(m.cl.Broker(2), alice, kgo.ConsumerGroup("g-alice"), kgo.ConsumeTopics("fin-ledger"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit())
+	fs := c.PollFetches(ctx(t))
+	if err := fs.Err0(); err != nil {
+		t.Fatalf("alice's group consumer: %v", err)
+	}
+	if fs.NumRecords() == 0 {
+		t.Fatal("alice's group consumer read nothing")
+	}
+	if err := c.CommitUncommittedOffsets(ctx(t)); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	denied := m.p.as(m.cl.Broker(2), alice, kgo.ConsumerGroup("g-bob"), kgo.ConsumeTopics("fin-ledger"))
+	fs = denied.PollFetches(ctx(t))
+	if err := fs.Err0(); !errors.Is(err, kerr.GroupAuthorizationFailed) {
+		t.Fatalf("alice in g-bob: %v, want GROUP_AUTHORIZATION_FAILED", err)
+	}
+}
