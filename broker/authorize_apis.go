@@ -17,7 +17,9 @@ func deniedProduce(partition int32) kproto.ProducePartitionResponse {
 
 // fetchDenied: a follower's fetch (replica id >= 0) needs CLUSTER_ACTION
 // on the cluster, a consumer's READ on each topic; a topic id (v13) that
-// names no topic is UNKNOWN_TOPIC_ID before any check, as in Kafka.
+// names no topic is UNKNOWN_TOPIC_ID before any check, as in Kafka. As
+// in Kafka, the refused partitions are set aside: the fetch long-polls
+// for the others, and answers at once only when every one is refused.
 func (c *conn) fetchDenied(req *kproto.FetchRequest, rt *kproto.FetchTopic, t *topic) bool {
 	if c.b.acls == nil {
 		return false

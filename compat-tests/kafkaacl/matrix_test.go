@@ -422,3 +422,84 @@ func TestConsumerGroupAllowed(t *testing.T) {
 		t.Fatalf("alice in g-bob: %v, want GROUP_AUTHORIZATION_FAILED", err)
 	}
 }
+
+// TestFetchLongPollsPastRefusedTopics: a fetch of a topic alice may read
+// and one she may not waits for data on the first (Kafka sets refused
+// partitions aside); a fetch of refused topics only answers at once.
+func TestFetchLongPollsPastRefusedTopics(t *testing.T) {
+	m := newMatrix(t)
+	// A topic alice may not read, on the broker leading fin-ledger's
+	// partition 0, so that one Fetch asks for both.
+	refused, leader := "poll-refused", m.leaders["fin-ledger"]
+	ct := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = refused, -1, -1
+	ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+	ra.Replicas = []int32{leader}
+	rt.ReplicaAssignment = append(rt.ReplicaAssignment, ra)
+	ct.Topics = append(ct.Topics, rt)
+	if r, err := ct.RequestWith(ctx(t), m.client(admin)); err != nil || r.Topics[0].ErrorCode != 0 {
+		t.Fatalf("creating %s on broker %d: %v %+v", refused, leader, err, r)
+	}
+	md, err := m.p.admin(m.cl.Broker(1), admin).Metadata(ctx(t), refused)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.ids[refused] = md.Topics[refused].ID
+	hw := m.listOffsetsAt(admin, "fin-ledger")
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID, req.MaxBytes, req.MaxWaitMillis, req.MinBytes = -1, 1<<20, 15000, 1
+	for _, topic := range []string{"fin-ledger", refused} {
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic, rt.TopicID = topic, m.ids[topic]
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.PartitionMaxBytes, rp.FetchOffset = 1<<20, hw
+		if topic == refused {
+			rp.FetchOffset = 0
+		}
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+	}
+	done := make(chan *kmsg.FetchResponse, 1)
+	go func() { done <- on[*kmsg.FetchResponse](t, m.client(alice), m.leaders["fin-ledger"], req) }()
+	time.Sleep(300 * time.Millisecond) // let the fetch park; were it answered at once, it would miss the record
+	to0 := m.p.as(m.cl.Broker(1), admin, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := to0.ProduceSync(ctx(t), &kgo.Record{Topic: "fin-ledger", Partition: 0, Value: []byte("late")}).FirstErr(); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+	var resp *kmsg.FetchResponse
+	select {
+	case resp = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the fetch did not return")
+	}
+	got := map[string]kmsg.FetchResponseTopicPartition{}
+	for _, rt := range resp.Topics {
+		got[rt.Topic] = rt.Partitions[0]
+		if rt.Topic == "" {
+			for name, id := range m.ids {
+				if id == rt.TopicID {
+					got[name] = rt.Partitions[0]
+				}
+			}
+		}
+	}
+	if p := got[refused]; p.ErrorCode != taf {
+		t.Errorf("%s: code %d, want TOPIC_AUTHORIZATION_FAILED", refused, p.ErrorCode)
+	}
+	if p := got["fin-ledger"]; p.ErrorCode != 0 || len(p.RecordBatches) == 0 {
+		t.Errorf("fin-ledger: code %d, %d bytes of records; want the record produced while the fetch waited", p.ErrorCode, len(p.RecordBatches))
+	}
+}
+
+// listOffsetsAt is the high watermark of topic's partition 0.
+func (m *matrix) listOffsetsAt(who, topic string) int64 {
+	req := kmsg.NewPtrListOffsetsRequest()
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Timestamp = -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return on[*kmsg.ListOffsetsResponse](m.t, m.client(who), m.leaders[topic], req).Topics[0].Partitions[0].Offset
+}
