@@ -96,7 +96,7 @@ func handleOffsetFetch(r groupRequest, req *kmsg.OffsetFetchRequest) kmsg.Respon
 			rp := kmsg.NewOffsetFetchResponseTopicPartition()
 			rp.Partition, rp.Offset, rp.LeaderEpoch, rp.Metadata = p.partition, p.offset, p.leaderEpoch, p.metadata
 			rp.ErrorCode = p.errorCode
-			if req.Version < 2 {
+			if req.Version < 2 && code != 0 {
 				rp.ErrorCode = code
 			}
 			rt.Partitions = append(rt.Partitions, rp)

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
 )
 
@@ -159,13 +160,18 @@ func (m *matrix) findCoordinator(who, group string) int16 {
 
 // groupCode sends a group request to the group's coordinator.
 func groupCode[R kmsg.Response](m *matrix, who, group string, req kmsg.Request, code func(R) int16) int16 {
+	return groupCodeVia(m, m.client(who), group, req, code)
+}
+
+// groupCodeVia is groupCode over client c.
+func groupCodeVia[R kmsg.Response](m *matrix, c *kgo.Client, group string, req kmsg.Request, code func(R) int16) int16 {
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	fc.CoordinatorKey = group
 	fr, err := fc.RequestWith(ctx(m.t), m.client(admin))
 	if err != nil || fr.ErrorCode != 0 {
 		m.t.Fatalf("FindCoordinator %s: %v %+v", group, err, fr)
 	}
-	return code(on[R](m.t, m.client(who), fr.NodeID, req))
+	return code(on[R](m.t, c, fr.NodeID, req))
 }
 
 func (m *matrix) joinGroup(who, group string) int16 {
@@ -363,6 +369,30 @@ func TestACLMatrix(t *testing.T) {
 		if got := row.got(); got != row.want {
 			t.Errorf("%s: code %d (%v), want %d (%v)", row.name, got, kerr.ErrorForCode(got), row.want, kerr.ErrorForCode(row.want))
 		}
+	}
+
+	// OffsetFetch v1 (no top-level error): a refused topic's partitions
+	// carry TOPIC_AUTHORIZATION_FAILED, the others none.
+	v1 := m.p.as(m.cl.Broker(1), alice, kgo.MaxVersions(kversion.V0_10_1()))
+	of := kmsg.NewPtrOffsetFetchRequest()
+	of.Group = "g-alice"
+	for _, topic := range []string{"fin-ledger", "other"} {
+		rt := kmsg.NewOffsetFetchRequestTopic()
+		rt.Topic, rt.Partitions = topic, []int32{0}
+		of.Topics = append(of.Topics, rt)
+	}
+	var v1codes []int16
+	groupCodeVia(m, v1, "g-alice", of, func(r *kmsg.OffsetFetchResponse) int16 {
+		if r.Version != 1 {
+			t.Errorf("OffsetFetch sent at v%d, want v1", r.Version)
+		}
+		for _, rt := range r.Topics {
+			v1codes = append(v1codes, rt.Partitions[0].ErrorCode)
+		}
+		return 0
+	})
+	if !slices.Equal(v1codes, []int16{0, taf}) {
+		t.Errorf("OffsetFetch v1 codes %v, want [0 %d]", v1codes, taf)
 	}
 
 	// Metadata hides the topics a principal may not describe, on both brokers.
