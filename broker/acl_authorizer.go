@@ -26,7 +26,8 @@ import (
 //     change loops (started with the cluster) then handle every
 //     notification still there, and each new one, by reloading the
 //     pattern it names (so a change between the load and the watch is not
-//     lost), and delete those older than aclChangeExpiry.
+//     lost), and delete those older than aclChangeExpiry (15 minutes, as
+//     Kafka's ZkNodeChangeNotificationListener).
 //   - A change to a pattern (updateResource) reads the pattern's ACLs and
 //     znode version (from the cache, or ZooKeeper if the cache has none),
 //     computes the new set, and writes it with that version, or creates
@@ -217,12 +218,19 @@ func (a *aclAuthorizer) handleChanges(path string, names []string, last int64) i
 		}
 	}
 	sort.Slice(notes, func(i, j int) bool { return notes[i].seq < notes[j].seq })
+	// Kafka reads every notification at each change to purge the expired
+	// ones; they are in creation order, so the reads stop at the first
+	// one that has not expired (and at the new ones, read anyway).
+	purging := true
 	for _, n := range notes {
+		if !purging && n.seq <= last {
+			continue
+		}
 		data, st, err := a.b.zk.Get(path + "/" + n.name)
 		if err != nil {
 			continue // purged by another broker
 		}
-		if time.Since(time.UnixMilli(st.Ctime)) > aclChangeExpiry {
+		if purging = purging && time.Since(time.UnixMilli(st.Ctime)) > aclChangeExpiry; purging {
 			a.b.zk.Conn.Delete(a.b.zk.Path(path+"/"+n.name), -1)
 		}
 		if n.seq <= last {

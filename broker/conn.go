@@ -33,6 +33,9 @@ type conn struct {
 	// whether nc is a *tls.Conn (no sendfile: sendRecords).
 	listener string
 	tls      bool
+	// certPrincipal is the principal of the client certificate, made on
+	// first use (principal.go; reader goroutine only).
+	certPrincipal string
 
 	// out carries responses to the writer, in request order. Closed by
 	// the reader when it stops; the writer then flushes and closes nc.

@@ -12,13 +12,18 @@ import (
 // ssl.principal.mapping.rules=DEFAULT) on an SSL connection with a client
 // certificate, else "User:ANONYMOUS".
 //
-// This is the minimal version for the authorizer; the SASL work replaces
-// it with the authenticated user (and keeps the certificate rule).
+// It is made once per connection (the handshake is over before the first
+// request). This is the minimal version for the authorizer; the SASL work
+// replaces it with the authenticated user (and keeps the certificate rule).
 func (c *conn) principal() string {
+	if c.certPrincipal != "" {
+		return c.certPrincipal
+	}
+	c.certPrincipal = "User:ANONYMOUS"
 	if tc, ok := c.nc.(*tls.Conn); ok {
 		if st := tc.ConnectionState(); len(st.PeerCertificates) > 0 {
-			return "User:" + x509name.RFC2253(st.PeerCertificates[0])
+			c.certPrincipal = "User:" + x509name.RFC2253(st.PeerCertificates[0])
 		}
 	}
-	return "User:ANONYMOUS"
+	return c.certPrincipal
 }

@@ -36,7 +36,7 @@ type pki struct {
 	clients   map[string]tls.Certificate
 }
 
-func newPKI(t *testing.T) *pki {
+func newPKI(t testing.TB) *pki {
 	t.Helper()
 	kp := keystoretest.NewPKI(t, "acl test CA")
 	p := &pki{roots: kp.Roots, dir: t.TempDir(), certs: map[string]*keystoretest.Cert{
@@ -87,4 +87,4 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func ctx(t *testing.T) context.Context { return kafkaenv.Context(t, 30*time.Second) }
+func ctx(t testing.TB) context.Context { return kafkaenv.Context(t, 30*time.Second) }

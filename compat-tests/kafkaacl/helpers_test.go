@@ -44,7 +44,7 @@ const (
 
 // createACLs creates acls through c and fails t unless every one
 // succeeded.
-func createACLs(t *testing.T, c *kgo.Client, acls ...kmsg.CreateACLsRequestCreation) {
+func createACLs(t testing.TB, c *kgo.Client, acls ...kmsg.CreateACLsRequestCreation) {
 	t.Helper()
 	req := kmsg.NewPtrCreateACLsRequest()
 	req.Creations = acls

@@ -46,3 +46,13 @@ func TestRFC2253(t *testing.T) {
 //	    f.generateCertificate(new java.io.FileInputStream(p))).getSubjectX500Principal().getName());
 //	}}
 var dumpDir = ""
+
+// BenchmarkRFC2253: the cost of one principal from a client certificate.
+func BenchmarkRFC2253(b *testing.B) {
+	ca := keystoretest.CA(b, "ca")
+	leaf := keystoretest.Leaf(b, ca, pkix.Name{CommonName: "alice", Organization: []string{"zkafka"}})
+	b.ReportAllocs()
+	for b.Loop() {
+		RFC2253(leaf.Cert)
+	}
+}
