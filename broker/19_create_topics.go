@@ -34,6 +34,7 @@ func handleCreateTopics(c *conn, req *kmsg.CreateTopicsRequest) (kmsg.Response, 
 		if seen[rt.Topic] > 1 {
 			msg := "Create topics request from client contains duplicate topic names."
 			st.ErrorCode, st.ErrorMessage = int16(kproto.CodeInvalidRequest), &msg
+			c.hideCreatedConfigs(&st)
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}

@@ -103,7 +103,7 @@ func (c *conn) setAuthorizedOperations(req *kproto.MetadataRequest, resp *kproto
 func (c *conn) deniedTopicCreation(st kmsg.CreateTopicsResponseTopic) kmsg.CreateTopicsResponseTopic {
 	msg := "Authorization failed."
 	st.ErrorCode, st.ErrorMessage = int16(kproto.CodeTopicAuthorizationFailed), &msg
-	st.ConfigErrorCode = int16(kproto.CodeTopicAuthorizationFailed)
+	c.hideCreatedConfigs(&st)
 	return st
 }
 
@@ -129,8 +129,9 @@ func (c *conn) topicDeletionDenied(st *kmsg.DeleteTopicsResponseTopic, name stri
 	return false
 }
 
-// hideCreatedConfigs drops a created topic's configs (v5+) when the
-// principal may not DESCRIBE_CONFIGS it, as KafkaApis.
+// hideCreatedConfigs drops a CreateTopics topic's configs and sets its
+// topic_config_error_code (v5+) when the principal may not
+// DESCRIBE_CONFIGS it, as KafkaApis does for every topic of the request.
 func (c *conn) hideCreatedConfigs(st *kmsg.CreateTopicsResponseTopic) {
 	if !c.allowedTopic(authz.OpDescribeConfigs, st.Topic) {
 		st.Configs, st.ConfigErrorCode = nil, int16(kproto.CodeTopicAuthorizationFailed)

@@ -476,6 +476,14 @@ func TestFetchLongPollsPastRefusedTopics(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.ids[refused] = md.Topics[refused].ID
+	waitFor(t, "the leader opens "+refused, func() bool {
+		req := kmsg.NewPtrMetadataRequest()
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(refused)
+		req.Topics = append(req.Topics, rt)
+		r := on[*kmsg.MetadataResponse](t, m.client(admin), leader, req).Topics[0]
+		return r.ErrorCode == 0 && len(r.Partitions) == 1 && r.Partitions[0].Leader == leader && r.Partitions[0].ErrorCode == 0
+	})
 	hw := m.listOffsetsAt(admin, "fin-ledger")
 	req := kmsg.NewPtrFetchRequest()
 	req.ReplicaID, req.MaxBytes, req.MaxWaitMillis, req.MinBytes = -1, 1<<20, 15000, 1
