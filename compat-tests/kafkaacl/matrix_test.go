@@ -308,6 +308,94 @@ func (m *matrix) clusterOps(who string) int32 {
 	return resp.ClusterAuthorizedOperations
 }
 
+func (m *matrix) syncGroup(who, group string) int16 {
+	req := kmsg.NewPtrSyncGroupRequest()
+	req.Group, req.MemberID, req.Generation = group, "m", 1
+	return groupCode(m, who, group, req, func(r *kmsg.SyncGroupResponse) int16 { return r.ErrorCode })
+}
+
+func (m *matrix) heartbeat(who, group string) int16 {
+	req := kmsg.NewPtrHeartbeatRequest()
+	req.Group, req.MemberID, req.Generation = group, "m", 1
+	return groupCode(m, who, group, req, func(r *kmsg.HeartbeatResponse) int16 { return r.ErrorCode })
+}
+
+func (m *matrix) leaveGroup(who, group string) int16 {
+	req := kmsg.NewPtrLeaveGroupRequest()
+	req.Group = group
+	mem := kmsg.NewLeaveGroupRequestMember()
+	mem.MemberID = "m"
+	req.Members = append(req.Members, mem)
+	return groupCode(m, who, group, req, func(r *kmsg.LeaveGroupResponse) int16 { return r.ErrorCode })
+}
+
+func (m *matrix) offsetDelete(who, group, topic string) int16 {
+	req := kmsg.NewPtrOffsetDeleteRequest()
+	req.Group = group
+	rt := kmsg.NewOffsetDeleteRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewOffsetDeleteRequestTopicPartition()
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return groupCode(m, who, group, req, func(r *kmsg.OffsetDeleteResponse) int16 {
+		if r.ErrorCode != 0 {
+			return r.ErrorCode
+		}
+		return r.Topics[0].Partitions[0].ErrorCode
+	})
+}
+
+func (m *matrix) epochs(who, topic string) int16 {
+	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+	req.ReplicaID = -1
+	rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+	rp.CurrentLeaderEpoch, rp.LeaderEpoch = -1, 0
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return on[*kmsg.OffsetForLeaderEpochResponse](m.t, m.client(who), m.leaders[topic], req).Topics[0].Partitions[0].ErrorCode
+}
+
+// brokerConfigs is DescribeConfigs (alter false) or AlterConfigs of broker
+// 1's configs.
+func (m *matrix) brokerConfigs(who string, alter bool) int16 {
+	if alter {
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		r := kmsg.NewIncrementalAlterConfigsRequestResource()
+		r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeBroker, "1"
+		req.Resources = append(req.Resources, r)
+		return on[*kmsg.IncrementalAlterConfigsResponse](m.t, m.client(who), 1, req).Resources[0].ErrorCode
+	}
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	r := kmsg.NewDescribeConfigsRequestResource()
+	r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeBroker, "1"
+	req.Resources = append(req.Resources, r)
+	return on[*kmsg.DescribeConfigsResponse](m.t, m.client(who), 1, req).Resources[0].ErrorCode
+}
+
+// byID sends Metadata (v12) or DeleteTopics (v6) naming topic by its id
+// and returns the code and whether the answer gave the name back.
+func (m *matrix) byID(who, topic string, del bool) (int16, bool) {
+	if del {
+		req := kmsg.NewPtrDeleteTopicsRequest()
+		rt := kmsg.NewDeleteTopicsRequestTopic()
+		rt.TopicID = m.ids[topic]
+		req.Topics, req.TimeoutMillis = append(req.Topics, rt), 5000
+		resp, err := req.RequestWith(ctx(m.t), m.client(who))
+		if err != nil {
+			m.t.Fatal(err)
+		}
+		return resp.Topics[0].ErrorCode, resp.Topics[0].Topic != nil
+	}
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.TopicID = m.ids[topic]
+	req.Topics = append(req.Topics, rt)
+	r := on[*kmsg.MetadataResponse](m.t, m.client(who), 1, req).Topics[0]
+	return r.ErrorCode, r.Topic != nil
+}
+
 var (
 	taf = kerr.TopicAuthorizationFailed.Code
 	gaf = kerr.GroupAuthorizationFailed.Code
@@ -365,9 +453,37 @@ func TestACLMatrix(t *testing.T) {
 		{"alice IncrementalAlterConfigs fin-ledger", func() int16 { return m.alterConfigs(alice, "fin-ledger") }, taf},
 		{"alice CreatePartitions fin-ledger", func() int16 { return m.createPartitions(alice, "fin-ledger") }, taf},
 		{"admin CreatePartitions fin-ledger (validate only)", func() int16 { return m.createPartitions(admin, "fin-ledger") }, 0},
+		{"bob SyncGroup g-x", func() int16 { return m.syncGroup(bob, "g-x") }, gaf},
+		{"bob Heartbeat g-x", func() int16 { return m.heartbeat(bob, "g-x") }, gaf},
+		{"bob LeaveGroup g-x", func() int16 { return m.leaveGroup(bob, "g-x") }, gaf},
+		{"alice Heartbeat g-alice (allowed: the member is unknown)", func() int16 { return m.heartbeat(alice, "g-alice") }, kerr.UnknownMemberID.Code},
+		{"alice OffsetDelete g-alice (READ is not DELETE)", func() int16 { return m.offsetDelete(alice, "g-alice", "fin-ledger") }, gaf},
+		{"admin OffsetDelete g-alice fin-ledger", func() int16 { return m.offsetDelete(admin, "g-alice", "fin-ledger") }, 0},
+		{"anonymous OffsetForLeaderEpoch fin-ledger", func() int16 { return m.epochs(anon, "fin-ledger") }, taf},
+		{"bob OffsetForLeaderEpoch fin-ledger (DESCRIBE)", func() int16 { return m.epochs(bob, "fin-ledger") }, 0},
+		{"alice DescribeConfigs broker 1", func() int16 { return m.brokerConfigs(alice, false) }, caf},
+		{"admin DescribeConfigs broker 1", func() int16 { return m.brokerConfigs(admin, false) }, 0},
+		{"alice IncrementalAlterConfigs broker 1", func() int16 { return m.brokerConfigs(alice, true) }, caf},
 	} {
 		if got := row.got(); got != row.want {
 			t.Errorf("%s: code %d (%v), want %d (%v)", row.name, got, kerr.ErrorForCode(got), row.want, kerr.ErrorForCode(row.want))
+		}
+	}
+
+	// By topic id: a topic one may not describe is refused without its name.
+	for _, c := range []struct {
+		who, topic string
+		del        bool
+		code       int16
+		named      bool
+	}{
+		{alice, "other", false, taf, false},
+		{alice, "fin-ledger", false, 0, true},
+		{bob, "other", true, taf, true}, // DESCRIBE, not DELETE: the name is known to him
+		{anon, "other", true, taf, false},
+	} {
+		if code, named := m.byID(c.who, c.topic, c.del); code != c.code || named != c.named {
+			t.Errorf("%s by id %s (delete %v): code %d, name given %v; want %d, %v", c.who, c.topic, c.del, code, named, c.code, c.named)
 		}
 	}
 
