@@ -106,7 +106,7 @@ func handleOffsetCommit(r groupRequest, req *kmsg.OffsetCommitRequest) kmsg.Resp
 				meta = *p.Metadata
 			}
 			switch {
-			case !r.c.allowedTopic(authz.OpRead, t.Topic):
+			case !r.c.allowedTopic(authz.OpRead, t.Topic): // not written; offsetCommitCode answers it
 			case tp == nil || p.Partition < 0 || int(p.Partition) >= len(tp.replicas):
 				codes[i][j] = ec(kproto.CodeUnknownTopicOrPartition)
 			case len(meta) > maxMeta:
