@@ -12,6 +12,10 @@
 //     on the other;
 //   - matrix_test.go: principal × operation × resource pattern →
 //     allowed or the API's authorization error, through the clients;
+//   - store_test.go: compare-and-set writes racing a write behind the
+//     broker's back, ACLs loaded at start, allow.everyone.if.no.acl.found,
+//     authorized-operations bit fields;
+//   - bench_test.go: a produce request with and without the authorizer;
 //   - kcat_test.go (-tags compat): kcat (librdkafka) denied, then allowed.
 //
 // The certificates are made by each test (certs_test.go).

@@ -1,12 +1,15 @@
 package kafkaacl
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/broker"
 	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
 )
 
@@ -100,5 +103,26 @@ func TestTopicAuthorizedOperations(t *testing.T) {
 	// READ (3), DESCRIBE (8, implied), DESCRIBE_CONFIGS (10, implied), ALTER_CONFIGS (11).
 	if want := int32(1<<3 | 1<<8 | 1<<10 | 1<<11); err != nil || resp.Topics[0].AuthorizedOperations != want {
 		t.Fatalf("alice's operations on ops: %v %b, want %b", err, resp.Topics[0].AuthorizedOperations, want)
+	}
+}
+
+// TestAllowEveryoneIfNoACL: with allow.everyone.if.no.acl.found=true a
+// topic no ACL applies to is open to anyone; one with an ACL follows it.
+func TestAllowEveryoneIfNoACL(t *testing.T) {
+	p := newPKI(t)
+	e := kafkaenv.Start(t, p.secured(func(c *broker.Config) { c.Authz.AllowEveryoneIfNoACL = true }))
+	adm := p.admin(e, admin)
+	for _, topic := range []string{"open", "guarded"} {
+		if _, err := adm.CreateTopic(ctx(t), 1, 1, nil, topic); err != nil {
+			t.Fatal(err)
+		}
+	}
+	createACLs(t, p.as(e, admin), aclOf(topicT, "guarded", literal, alice, "*", kmsg.ACLOperationWrite, allowP))
+	c := p.as(e, anon, kgo.DisableIdempotentWrite(), kgo.RecordRetries(0))
+	if err := c.ProduceSync(ctx(t), &kgo.Record{Topic: "open", Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatalf("anonymous produce to a topic without ACLs: %v", err)
+	}
+	if err := c.ProduceSync(ctx(t), &kgo.Record{Topic: "guarded", Value: []byte("v")}).FirstErr(); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("anonymous produce to a topic with an ACL for alice: %v, want TOPIC_AUTHORIZATION_FAILED", err)
 	}
 }
