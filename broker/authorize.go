@@ -9,7 +9,11 @@ import (
 // The authorization checks of the handlers, as Kafka's KafkaApis and
 // AuthHelper make them. Each handler calls one of these near its top;
 // without an authorizer (authorizer.class.name unset) every check
-// allows, as in Kafka.
+// allows, as in Kafka. The inter-broker APIs (LeaderAndIsr,
+// UpdateMetadata, StopReplica, ControlledShutdown, a follower's Fetch)
+// need allowedCluster(authz.OpClusterAction), else
+// CLUSTER_AUTHORIZATION_FAILED: the brokers' principals belong in
+// super.users.
 
 // codeSecurityDisabled (SECURITY_DISABLED) is not in kproto.
 const codeSecurityDisabled = 54

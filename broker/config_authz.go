@@ -38,6 +38,13 @@ func (a *AuthzConfig) parseProperty(k, v string) (ok bool, err error) {
 	case "super.users":
 		a.SuperUsers, err = parseSuperUsers(v)
 		return true, err
+	case "ssl.principal.mapping.rules":
+		// The principal of a certificate is its whole DN; another mapping
+		// would give other principals than the ACLs were written for.
+		if strings.TrimSpace(v) != "DEFAULT" {
+			return true, fmt.Errorf("only DEFAULT is supported (a certificate's principal is User: and its whole subject DN)")
+		}
+		return true, nil
 	case "allow.everyone.if.no.acl.found":
 		// Kafka reads it with Scala's toBoolean: "true" or "false", any case.
 		switch strings.ToLower(v) {

@@ -8,7 +8,7 @@ import (
 
 func TestAuthorizerConfig(t *testing.T) {
 	cfg, err := ParseProperties(strings.NewReader("authorizer.class.name=kafka.security.authorizer.AclAuthorizer\n"+
-		"super.users=User:admin; User:CN=broker,O=zkafka;\nallow.everyone.if.no.acl.found=TRUE\n"), nil)
+		"super.users=User:admin; User:CN=broker,O=zkafka;\nallow.everyone.if.no.acl.found=TRUE\nssl.principal.mapping.rules=DEFAULT\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,6 +26,7 @@ func TestAuthorizerConfig(t *testing.T) {
 		{"super.users=admin", "principalType:principalName"},
 		{"super.users=User:a;;User:b", "principalType:principalName"},
 		{"allow.everyone.if.no.acl.found=yes", "true or false"},
+		{"ssl.principal.mapping.rules=RULE:^CN=(.*?),O=.*$/$1/,DEFAULT", "only DEFAULT"},
 	} {
 		_, err := ParseProperties(strings.NewReader(bad.line+"\n"), nil)
 		if err == nil || !strings.Contains(err.Error(), bad.want) {
