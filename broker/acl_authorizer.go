@@ -257,6 +257,9 @@ func (b *Broker) initAuthorizer() error {
 	if !b.cfg.Authz.Enabled() {
 		return nil
 	}
+	if err := b.cfg.Authz.check(); err != nil {
+		return err
+	}
 	a, err := newACLAuthorizer(b)
 	if err != nil {
 		return fmt.Errorf("ACL authorizer: %w", err)

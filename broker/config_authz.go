@@ -20,6 +20,19 @@ type AuthzConfig struct {
 	// AllowEveryoneIfNoACL is allow.everyone.if.no.acl.found (false): a
 	// resource no ACL applies to is open to everyone.
 	AllowEveryoneIfNoACL bool
+	// PrincipalMappingRules is ssl.principal.mapping.rules; only DEFAULT
+	// (or unset) is supported: with an authorizer, anything else stops the
+	// start, since the principals would not be those the ACLs name.
+	PrincipalMappingRules string
+}
+
+// check refuses, with an authorizer, what would make principals differ
+// from Kafka's.
+func (a *AuthzConfig) check() error {
+	if a.Enabled() && a.PrincipalMappingRules != "" && a.PrincipalMappingRules != "DEFAULT" {
+		return fmt.Errorf("ssl.principal.mapping.rules=%s: only DEFAULT is supported (a certificate's principal is User: and its whole subject DN)", a.PrincipalMappingRules)
+	}
+	return nil
 }
 
 // AclAuthorizerClass is the one authorizer zkafka has.
@@ -39,11 +52,7 @@ func (a *AuthzConfig) parseProperty(k, v string) (ok bool, err error) {
 		a.SuperUsers, err = parseSuperUsers(v)
 		return true, err
 	case "ssl.principal.mapping.rules":
-		// The principal of a certificate is its whole DN; another mapping
-		// would give other principals than the ACLs were written for.
-		if strings.TrimSpace(v) != "DEFAULT" {
-			return true, fmt.Errorf("only DEFAULT is supported (a certificate's principal is User: and its whole subject DN)")
-		}
+		a.PrincipalMappingRules = v
 		return true, nil
 	case "allow.everyone.if.no.acl.found":
 		// Kafka reads it with Scala's toBoolean: "true" or "false", any case.
