@@ -5,20 +5,25 @@ import (
 	"github.com/zkafka/zkafka/kproto"
 )
 
-// Metadata (key 3), v0-12, kproto's hand-written codec.
+// Metadata (key 3), v0-12, kproto's hand-written codec. It answers from
+// the metadata cache that the controller's UpdateMetadata requests fill
+// (metadata_cache.go), as a Kafka broker does, so every broker tells the
+// controller's view:
 //
-//   - brokers: the live brokers of /brokers/ids with their advertised
-//     host and port; no racks;
-//   - cluster id (v2+) from /cluster/id, controller id (v1+) from
-//     /controller (-1 while there is none);
+//   - brokers: the live brokers with their host and port on the
+//     listener the request came on; no racks;
+//   - cluster id (v2+) from /cluster/id, controller id (v1+) the
+//     UpdateMetadata's sender (-1 before the first one);
 //   - topics: all topics when the request asks for all (null list from v1,
 //     empty list in v0); topic ids from v10, lookup by id from v10 with a
-//     null name; a partition whose leader is not live is reported with
-//     LEADER_NOT_AVAILABLE and leader -1;
+//     null name; each partition's replicas, ISR, offline replicas
+//     (replicas on brokers that are not live) and leader epoch; a
+//     partition without a live leader is LEADER_NOT_AVAILABLE, leader -1;
 //   - auto-creation: an unknown topic is created with num.partitions and
 //     default.replication.factor when auto.create.topics.enable is set
-//     and the request allows it (always before v4); an invalid name gets
-//     INVALID_TOPIC_EXCEPTION, as Kafka;
+//     and the request allows it (always before v4), and answered
+//     LEADER_NOT_AVAILABLE until the controller's UpdateMetadata names it,
+//     as Kafka; an invalid name gets INVALID_TOPIC_EXCEPTION;
 //   - authorization (authorize_apis.go): the topics the principal may not
 //     DESCRIBE are left out of an all-topics answer, and answer
 //     TOPIC_AUTHORIZATION_FAILED when named; auto-creation needs CREATE on
@@ -36,17 +41,17 @@ func handleMetadata(c *conn, hdr *kproto.RequestHeader, body []byte) (*response,
 		return nil, err
 	}
 	b := c.b
-	resp := kproto.MetadataResponse{ControllerID: b.cluster.controllerID(), ClusterAuthorizedOperations: authorizedOpsUnknown}
+	resp := kproto.MetadataResponse{ControllerID: b.meta.controllerID(), ClusterAuthorizedOperations: authorizedOpsUnknown}
 	cid := b.clusterID
 	resp.ClusterID = &cid
-	for _, br := range b.cluster.liveBrokers() {
+	for _, br := range b.meta.liveBrokers() {
 		host, port := br.at(c.listener)
 		resp.Brokers = append(resp.Brokers, kproto.MetadataBroker{NodeID: br.id, Host: host, Port: port})
 	}
 	if req.AllTopics() {
-		for _, t := range b.cluster.allTopics() {
-			if c.allowedTopic(authz.OpDescribe, t.name) {
-				resp.Topics = append(resp.Topics, b.metadataTopic(t))
+		for _, name := range b.meta.topicNames() {
+			if mt, ok := b.metadataTopic(name); ok && c.allowedTopic(authz.OpDescribe, name) {
+				resp.Topics = append(resp.Topics, mt)
 			}
 		}
 	} else {
@@ -61,14 +66,16 @@ func handleMetadata(c *conn, hdr *kproto.RequestHeader, body []byte) (*response,
 // metadataFor answers one requested topic, by name or (v10+) by id.
 func (b *Broker) metadataFor(rt *kproto.MetadataRequestTopic, req *kproto.MetadataRequest) kproto.MetadataTopic {
 	if rt.Topic == nil {
-		if t := b.cluster.topicByID(rt.TopicID); t != nil {
-			return b.metadataTopic(t)
+		if name, ok := b.meta.topicByID(rt.TopicID); ok {
+			if mt, ok := b.metadataTopic(name); ok {
+				return mt
+			}
 		}
 		return kproto.MetadataTopic{ErrorCode: kproto.CodeUnknownTopicID, TopicID: rt.TopicID, AuthorizedOperations: authorizedOpsUnknown}
 	}
 	name := *rt.Topic
-	if t := b.cluster.topic(name); t != nil {
-		return b.metadataTopic(t)
+	if mt, ok := b.metadataTopic(name); ok {
+		return mt
 	}
 	out := kproto.MetadataTopic{Topic: rt.Topic, ErrorCode: kproto.CodeUnknownTopicOrPartition, AuthorizedOperations: authorizedOpsUnknown}
 	if !b.cfg.AutoCreateTopics || !req.AllowAutoTopicCreation {
@@ -78,49 +85,46 @@ func (b *Broker) metadataFor(rt *kproto.MetadataRequestTopic, req *kproto.Metada
 		out.ErrorCode = kproto.CodeInvalidTopicException
 		return out
 	}
-	t, err := b.createTopic(topicSpec{name: name, partitions: -1, rf: -1}, false)
-	if err != nil {
+	// Created now (or already, by another broker or an earlier request
+	// whose UpdateMetadata is on its way): the leader is not available
+	// until the controller's UpdateMetadata names the topic.
+	out.ErrorCode = kproto.CodeLeaderNotAvailable
+	if _, err := b.createTopic(topicSpec{name: name, partitions: -1, rf: -1}, false); err != nil {
 		code, _ := codeOf(err)
-		if code == kproto.CodeTopicAlreadyExists {
-			if t := b.cluster.topic(name); t != nil {
-				return b.metadataTopic(t)
-			}
+		if code != kproto.CodeTopicAlreadyExists {
+			b.log.Warn("auto-creating topic", "topic", name, "err", err)
 		}
-		b.log.Warn("auto-creating topic", "topic", name, "err", err)
-		out.ErrorCode = kproto.CodeLeaderNotAvailable
 		if code == kproto.CodeInvalidReplicationFactor || code == kproto.CodeInvalidTopicException {
 			out.ErrorCode = code
 		}
-		return out
 	}
-	if t == nil {
-		out.ErrorCode = kproto.CodeLeaderNotAvailable
-		return out
-	}
-	return b.metadataTopic(t)
+	return out
 }
 
-func (b *Broker) metadataTopic(t *topic) kproto.MetadataTopic {
-	name := t.name
-	out := kproto.MetadataTopic{Topic: &name, TopicID: t.id, AuthorizedOperations: authorizedOpsUnknown}
-	out.Partitions = make([]kproto.MetadataPartition, len(t.replicas))
-	for p := range t.replicas {
+// metadataTopic is topic name as the metadata cache has it.
+func (b *Broker) metadataTopic(name string) (kproto.MetadataTopic, bool) {
+	id, parts, ok := b.meta.topic(name)
+	if !ok {
+		return kproto.MetadataTopic{}, false
+	}
+	out := kproto.MetadataTopic{Topic: &name, TopicID: id, AuthorizedOperations: authorizedOpsUnknown}
+	out.Partitions = make([]kproto.MetadataPartition, len(parts))
+	for p, cp := range parts {
 		mp := kproto.MetadataPartition{
-			Partition: int32(p), Leader: t.leaders[p], LeaderEpoch: t.leaderEpochs[p],
-			Replicas: t.replicas[p], ISR: t.isr[p], OfflineReplicas: []int32{},
+			Partition: int32(p), Leader: cp.leader, LeaderEpoch: cp.leaderEpoch,
+			Replicas: nonNilIDs(cp.replicas), ISR: nonNilIDs(cp.isr), OfflineReplicas: nonNilIDs(cp.offline),
 		}
-		if mp.ISR == nil {
-			mp.ISR = []int32{}
-		}
-		if mp.Leader < 0 || !b.cluster.isLive(mp.Leader) {
+		if mp.Leader < 0 || !b.meta.isLive(mp.Leader) {
 			mp.ErrorCode, mp.Leader = kproto.CodeLeaderNotAvailable, -1
-		}
-		for _, r := range t.replicas[p] {
-			if !b.cluster.isLive(r) {
-				mp.OfflineReplicas = append(mp.OfflineReplicas, r)
-			}
 		}
 		out.Partitions[p] = mp
 	}
-	return out
+	return out, true
+}
+
+func nonNilIDs(ids []int32) []int32 {
+	if ids == nil {
+		return []int32{}
+	}
+	return ids
 }

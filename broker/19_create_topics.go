@@ -1,6 +1,9 @@
 package broker
 
 import (
+	"context"
+	"time"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/zkafka/zkafka/broker/authz"
 	"github.com/zkafka/zkafka/kproto"
@@ -17,7 +20,10 @@ import (
 // validated (INVALID_CONFIG, see topicconfig.go). validate_only checks
 // everything and creates nothing. Duplicate names in one request get
 // INVALID_REQUEST. v5+ returns the topic id (v7), partition count,
-// replication factor and configs of the new topic.
+// replication factor and configs of the new topic. With timeout_ms > 0 the
+// answer waits until this broker's metadata cache knows the new topic's
+// leaders (the controller's UpdateMetadata), as Kafka's, so that a client
+// can use the topic at once; REQUEST_TIMED_OUT if that takes longer.
 
 func init() { regKey(kproto.KeyCreateTopics, 0, 7, kmsgHandler(handleCreateTopics)) }
 
@@ -63,7 +69,29 @@ func handleCreateTopics(c *conn, req *kmsg.CreateTopicsRequest) (kmsg.Response, 
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
+	if !req.ValidateOnly {
+		for i := range resp.Topics {
+			if st := &resp.Topics[i]; st.ErrorCode == 0 && seen[st.Topic] == 1 {
+				st.ErrorCode = c.b.awaitMetadata(req.TimeoutMillis, st.Topic, int(st.NumPartitions))
+			}
+		}
+	}
 	return resp, nil
+}
+
+// awaitMetadata waits, up to timeoutMillis (none when <= 0), until this
+// broker's metadata cache has the topic's n partitions with leaders, as
+// Kafka answers CreateTopics only then (REQUEST_TIMED_OUT if it is late).
+func (b *Broker) awaitMetadata(timeoutMillis int32, name string, n int) int16 {
+	if timeoutMillis <= 0 || n <= 0 {
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(timeoutMillis)*time.Millisecond)
+	defer cancel()
+	if !b.meta.waitFor(ctx, b.done, func() bool { return b.meta.hasLeaders(name, n) }) {
+		return int16(kproto.CodeRequestTimedOut)
+	}
+	return 0
 }
 
 // fillCreatedTopic fills the v5+ fields of a successful creation.

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -15,7 +16,9 @@ import (
 // broker deletes its partition directories when the topic leaves
 // /brokers/topics. When this broker is the controller that happens before
 // the response; otherwise the response waits for it up to timeout_ms
-// (REQUEST_TIMED_OUT after). Unknown topics: UNKNOWN_TOPIC_OR_PARTITION;
+// (REQUEST_TIMED_OUT after), and then until this broker's metadata cache
+// has dropped the topic (the controller's UpdateMetadata), as Kafka's
+// DelayedDeleteTopics. Unknown topics: UNKNOWN_TOPIC_OR_PARTITION;
 // by id (v6): UNKNOWN_TOPIC_ID; delete.topic.enable=false:
 // TOPIC_DELETION_DISABLED.
 
@@ -61,7 +64,21 @@ func handleDeleteTopics(c *conn, req *kmsg.DeleteTopicsRequest) (kmsg.Response, 
 		}
 		code, msg := codeOf(c.b.deleteTopic(name, timeout))
 		st.ErrorCode, st.ErrorMessage = int16(code), msg
+		if code == 0 {
+			st.ErrorCode = c.b.awaitGone(timeout, name)
+		}
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil
+}
+
+// awaitGone waits up to timeout until this broker's metadata cache no
+// longer has topic name (REQUEST_TIMED_OUT if it still has).
+func (b *Broker) awaitGone(timeout time.Duration, name string) int16 {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if !b.meta.waitFor(ctx, b.done, func() bool { _, _, ok := b.meta.topic(name); return !ok }) {
+		return int16(kproto.CodeRequestTimedOut)
+	}
+	return 0
 }

@@ -40,6 +40,9 @@ func handleCreatePartitions(c *conn, req *kmsg.CreatePartitionsRequest) (kmsg.Re
 		}
 		code, msg := codeOf(err)
 		st.ErrorCode, st.ErrorMessage = int16(code), msg
+		if err == nil && !req.ValidateOnly {
+			st.ErrorCode = c.b.awaitMetadata(req.TimeoutMillis, rt.Topic, int(rt.Count))
+		}
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil

@@ -5,8 +5,9 @@ import (
 	"github.com/zkafka/zkafka/kproto"
 )
 
-// DescribeCluster (key 60), v0-1, via kmsg: the live brokers, the cluster
-// id and the controller id; endpoint type (v1) must be 1 (brokers),
+// DescribeCluster (key 60), v0-1, via kmsg: the live brokers and the
+// controller id as the controller's last UpdateMetadata gave them
+// (metadata_cache.go), and the cluster id; endpoint type (v1) must be 1 (brokers),
 // otherwise UNSUPPORTED_ENDPOINT_TYPE (as a ZooKeeper-mode broker). No
 // racks. As Kafka, it refuses nobody: cluster authorized operations, when
 // asked for, are 0 for a principal that may not DESCRIBE the cluster.
@@ -23,9 +24,9 @@ func handleDescribeCluster(c *conn, req *kmsg.DescribeClusterRequest) (kmsg.Resp
 	}
 	resp.EndpointType = 1
 	resp.ClusterID = c.b.clusterID
-	resp.ControllerID = c.b.cluster.controllerID()
+	resp.ControllerID = c.b.meta.controllerID()
 	resp.ClusterAuthorizedOperations = c.clusterOperations(req.IncludeClusterAuthorizedOperations)
-	for _, br := range c.b.cluster.liveBrokers() {
+	for _, br := range c.b.meta.liveBrokers() {
 		rb := kmsg.NewDescribeClusterResponseBroker()
 		rb.Host, rb.Port = br.at(c.listener)
 		rb.NodeID = br.id

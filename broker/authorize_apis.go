@@ -65,7 +65,7 @@ func (c *conn) metadataAuthorized(rt *kproto.MetadataRequestTopic, req *kproto.M
 	}
 	denied := kproto.MetadataTopic{Topic: rt.Topic, ErrorCode: kproto.CodeTopicAuthorizationFailed, AuthorizedOperations: authorizedOpsUnknown}
 	if rt.Topic == nil {
-		if t := b.cluster.topicByID(rt.TopicID); t != nil && !c.allowedTopic(authz.OpDescribe, t.name) {
+		if name, ok := b.meta.topicByID(rt.TopicID); ok && !c.allowedTopic(authz.OpDescribe, name) {
 			denied.TopicID = rt.TopicID // ids are not secret; the name is
 			return denied
 		}
@@ -75,7 +75,7 @@ func (c *conn) metadataAuthorized(rt *kproto.MetadataRequestTopic, req *kproto.M
 	if !c.allowedTopic(authz.OpDescribe, name) {
 		return denied
 	}
-	if b.cluster.topic(name) == nil && b.cfg.AutoCreateTopics && req.AllowAutoTopicCreation &&
+	if _, _, known := b.meta.topic(name); !known && b.cfg.AutoCreateTopics && req.AllowAutoTopicCreation &&
 		!c.allowedCluster(authz.OpCreate) && !c.allowedTopic(authz.OpCreate, name) {
 		return denied
 	}

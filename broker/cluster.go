@@ -284,7 +284,6 @@ func (b *Broker) applyTopic(t *topic) error {
 			}
 		}
 	}
-	b.watchStates(t)
 	return errors.Join(errs...)
 }
 

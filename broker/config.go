@@ -71,6 +71,9 @@ type Config struct {
 
 	Metrics MetricsConfig // zkafka.metrics.*: the Prometheus endpoint (metrics_http.go)
 	Cleaner CleanerConfig // log.cleaner.* (cleaner_config.go)
+	// InterBroker is the inter-broker listener and controlled.shutdown.*
+	// (config_interbroker.go).
+	InterBroker InterBrokerConfig
 
 	// topicDefaults are broker defaults of topic configs given in
 	// server.properties that Config has no field for (min.insync.replicas,
@@ -105,6 +108,7 @@ func DefaultConfig(dataDir string) Config {
 		Metrics:                  DefaultMetricsConfig(),
 		SSL:                      DefaultSSLConfig(),
 		Cleaner:                  DefaultCleanerConfig(),
+		InterBroker:              DefaultInterBrokerConfig(),
 	}
 }
 
@@ -239,6 +243,9 @@ func applyOtherProperty(cfg *Config, p properties.Property, log *slog.Logger) er
 		return err
 	}
 	if ok, err := cfg.Authz.parseProperty(k, v); ok {
+		return err
+	}
+	if ok, err := cfg.InterBroker.parseProperty(k, v); ok {
 		return err
 	}
 	if d := topicDefaultForBrokerKey(k); d != nil {

@@ -59,9 +59,11 @@ func (b *Broker) startCluster(addr []net.Addr) error {
 	}
 	close(b.registered)
 	b.refreshBrokers()
-	b.ctl = controller.New(controller.Config{ISRIsLive: false},
+	listener := b.cfg.interBrokerListener()
+	channels := &controller.ChannelManager{Listener: listener, TLS: b.interBrokerTLS(), Go: b.goTracked, Done: b.done, Log: b.log}
+	b.ctl = controller.New(controller.Config{ISRIsLive: false, BrokerID: b.cfg.BrokerID, Listener: listener},
 		&controller.ZKStore{ZK: b.zk, BrokerID: b.cfg.BrokerID, UncleanDefault: storedDefault("unclean.leader.election.enable")(&b.cfg) == "true"},
-		b.statesChanged, b.controlChanged, b.log)
+		channels, b.controlChanged, b.log)
 	b.goTracked("controller", func() { b.ctl.Run(b.done) })
 	b.tryElect()
 	b.goTracked("zk-session", func() { b.sessionLoop(addr) })
@@ -112,6 +114,11 @@ func (b *Broker) registerBroker(addr []net.Addr) error {
 	}
 	if err != nil {
 		return fmt.Errorf("registering %s: %w", zkmeta.BrokerPath(b.cfg.BrokerID), err)
+	}
+	// The broker epoch is the registration's czxid (KIP-380): requests
+	// the controller meant for an older registration are refused.
+	if _, st, err := b.zk.Conn.Exists(b.zk.Path(zkmeta.BrokerPath(b.cfg.BrokerID))); err == nil && st != nil {
+		b.epochs.broker.Store(st.Czxid)
 	}
 	b.log.Info("broker registered", "host", host, "port", port)
 	return nil
@@ -190,27 +197,6 @@ func (b *Broker) controlChanged(active bool, epoch, epochZkVersion int32) {
 			b.deleteTopics(names)
 		}
 	})
-}
-
-// statesChanged is told by the controller's loop which partition states
-// it wrote: this broker applies them at once (the others see them through
-// their state watches, statewatch.go).
-func (b *Broker) statesChanged(ids []controller.PartitionID) {
-	for _, name := range topicNames(ids) {
-		if err := b.reloadTopic(name); err != nil {
-			b.log.Warn("reloading topic", "topic", name, "err", err)
-		}
-	}
-}
-
-func topicNames(ids []controller.PartitionID) []string {
-	var out []string
-	for _, id := range ids {
-		if len(out) == 0 || out[len(out)-1] != id.Topic {
-			out = append(out, id.Topic)
-		}
-	}
-	return out
 }
 
 func (b *Broker) noteController(data []byte) {

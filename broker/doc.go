@@ -12,7 +12,7 @@
 //	go b.Serve(listener)             // or b.ListenAndServe() (every listener), b.ServeListeners(ls):
 //	                                 // registers /brokers/ids/{id}, runs for controller
 //	...
-//	err = b.Shutdown(ctx)            // Serve returns ErrServerClosed
+//	err = b.Shutdown(ctx)            // controlled shutdown first; Serve returns ErrServerClosed
 //
 // # Files
 //
@@ -30,10 +30,14 @@
 //	replica/        package replica: the leader epoch cache (leader-epoch-checkpoint)
 //	producers.go    idempotent producer sequence tracking
 //	min_isr.go      min.insync.replicas: NOT_ENOUGH_REPLICAS before an acks=all append
-//	cluster.go      the metadata cache, loading topics from ZooKeeper
+//	cluster.go      the broker's view of ZooKeeper: topics and their open partitions
+//	metadata_cache.go  what the controller's UpdateMetadata said; Metadata answers from it
 //	controller.go   registration, the watches that feed the controller's loop
-//	                (package broker/controller: elections, leaders, ISRs, fenced writes)
-//	statewatch.go   state znode watches: a broker learns of leadership changes
+//	                (package broker/controller: elections, leaders, ISRs, fenced writes,
+//	                the requests to the brokers, controlled shutdown)
+//	control_epochs.go  the controller and broker epochs that fence keys 4, 5 and 6
+//	shutdown_controlled.go  the broker's controlled shutdown (key 7 to the controller);
+//	                config_interbroker.go its keys and inter.broker.listener.name
 //	admin.go        topic creation, deletion, partition growth
 //	zkmeta/         package zkmeta: the ZooKeeper session with chroot, znode paths and JSON shapes
 //	config.go       Config and server.properties; config_rules.go the rules of its values;
@@ -130,7 +134,16 @@
 //     the topic's own multi.
 //   - A partition is open on a broker iff its state znode names that
 //     broker as leader; a broker closes (without deleting) a partition
-//     whose leadership moved (statewatch.go re-reads the topic).
+//     whose leadership moved. The controller writes a state before it
+//     sends LeaderAndIsr to the partition's replicas, which re-read the
+//     topic (04_leader_and_isr.go); brokers watch no state znode.
+//   - Metadata and DescribeCluster answer from the metadata cache, which
+//     only UpdateMetadata changes: every broker tells the controller's
+//     view. CreateTopics, CreatePartitions and DeleteTopics answer once
+//     the cache shows the change (bounded by timeout_ms).
+//   - A controller request whose controller_epoch is below the newest seen,
+//     or whose broker_epoch is below this broker's registration, changes
+//     nothing (STALE_CONTROLLER_EPOCH, STALE_BROKER_EPOCH).
 //
 // # ZooKeeper layout
 //
@@ -140,13 +153,26 @@
 // /config/topics/{t}, /admin/delete_topics/{t}, /controller (ephemeral),
 // /controller_epoch, /latest_producer_id_block, and Kafka's other
 // top-level paths. zookeeper.connect may carry a chroot, which is
-// created if missing. Every broker watches /brokers/ids, /brokers/topics
-// (topics created by other brokers or tools are opened), /controller and
-// the state znodes of the partitions it hosts a replica of (statewatch.go);
-// the controller also watches /admin/delete_topics. With an authorizer:
+// created if missing. Every broker watches /brokers/ids (the controller's
+// input, and where a broker finds the controller's inter-broker
+// endpoint), /brokers/topics (topics created by other brokers or tools
+// are opened) and /controller; the controller also watches
+// /admin/delete_topics. Leadership reaches the brokers in the
+// controller's requests (LeaderAndIsr, UpdateMetadata, StopReplica; keys
+// 4-6), on the inter-broker listener. With an authorizer:
 // /kafka-acl/{Type}/{name}, /kafka-acl-extended/prefixed/{Type}/{name} and
 // the notifications under /kafka-acl-changes and
 // /kafka-acl-extended-changes (zkmeta/acl.go), which every broker watches.
+//
+// # Shutdown
+//
+// Shutdown first asks the controller (ControlledShutdown, key 7, on its
+// inter-broker listener) to move leadership off this broker and out of
+// the ISRs, retrying controlled.shutdown.max.retries times
+// controlled.shutdown.retry.backoff.ms apart, within half of Shutdown's
+// time; then it closes the listeners. A controller that shuts down
+// deletes /controller (fenced by /controller_epoch) before its session
+// closes, so that another broker takes over at once.
 //
 // # Not implemented
 //
@@ -155,7 +181,7 @@
 // leader, so the controller's failover can only move leadership back to
 // the same broker when it returns: a partition whose leader dies goes
 // offline, leader -1, as in Kafka without unclean election),
-// LeaderAndIsr/UpdateMetadata, transactions, fetch sessions
+// transactions, fetch sessions
 // message format
 // down-conversion (magic 0/1 produce gets UNSUPPORTED_FOR_MESSAGE_FORMAT),
 // dynamic broker configs (AlterConfigs of a BROKER resource is refused),

@@ -32,8 +32,12 @@ type Broker struct {
 	// now is the clock for LogAppendTime and retention; tests replace it.
 	now func() time.Time
 
-	// cluster is the metadata cache: topics, brokers, controller.
+	// cluster is the broker's view of ZooKeeper: topics (with the
+	// partitions open here), brokers, controller.
 	cluster cluster
+	// meta is what the controller's UpdateMetadata requests said
+	// (metadata_cache.go); Metadata answers from it.
+	meta metadataCache
 
 	// ctrl is whether this broker is the controller, with the epoch and
 	// /controller_epoch version that fence its writes (set by ctl's loop).
@@ -41,6 +45,9 @@ type Broker struct {
 	// ctl is the controller's loop (package broker/controller), started
 	// with the cluster by the first Serve.
 	ctl *controller.Controller
+
+	// epochs fence the controller's requests (control_epochs.go).
+	epochs controlEpochs
 
 	// pids hands out producer ids from blocks reserved in ZooKeeper.
 	pids producerIDs
@@ -57,11 +64,6 @@ type Broker struct {
 	metricsSrv *obshttp.Server
 	// cleaner is the log cleaner of compacted topics (cleaner.go).
 	cleaner *logCleaner
-	// stateWatches are the state znodes this broker watches (statewatch.go).
-	stateWatches struct {
-		sync.Mutex
-		m map[stateWatchKey]bool
-	}
 
 	// tlsCfg serves the SSL listeners (nil without one; tls.go).
 	tlsCfg *tls.Config
@@ -76,7 +78,8 @@ type Broker struct {
 		sync.Mutex
 		listeners map[net.Listener]struct{}
 		conns     map[*conn]struct{}
-		closing   bool // Shutdown has begun: no new goroutines
+		stopping  bool // Shutdown was called (its controlled shutdown may still run)
+		closing   bool // Shutdown has begun closing: no new goroutines or connections
 	}
 	goroutines tracked.Group
 	done       chan struct{} // closed by Shutdown
@@ -258,17 +261,25 @@ func (b *Broker) ListenAndServe() error {
 	return b.ServeListeners(ls)
 }
 
-// Shutdown stops accepting, lets each connection finish the request it is
-// handling and write its queued responses, wakes waiting fetches, then
-// closes the partitions and the ZooKeeper session (which removes
-// /brokers/ids/{id} and, if held, /controller). If ctx ends first the
-// connections are closed hard and ctx's error returned.
+// Shutdown first moves leadership off the broker while it still serves
+// (a controlled shutdown, shutdown_controlled.go: at most half of ctx's
+// time), then stops accepting, lets each connection finish the request it
+// is handling and write its queued responses, wakes waiting fetches,
+// gives up control (deleting /controller if it holds it), and closes the
+// partitions and the ZooKeeper session (which removes /brokers/ids/{id}).
+// If ctx ends first the connections are closed hard and ctx's error
+// returned.
 func (b *Broker) Shutdown(ctx context.Context) error {
 	b.mu.Lock()
-	if b.mu.closing {
+	if b.mu.stopping {
 		b.mu.Unlock()
 		return nil
 	}
+	b.mu.stopping = true
+	b.mu.Unlock()
+	// While it still serves, the broker moves its leadership away.
+	b.controlledShutdown(ctx)
+	b.mu.Lock()
 	b.mu.closing = true
 	b.goroutines.Close()
 	close(b.done)
@@ -279,6 +290,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		c.stopReading()
 	}
 	b.mu.Unlock()
+	b.resignControl()
 	err := b.goroutines.Wait(ctx)
 	if err != nil {
 		b.mu.Lock()

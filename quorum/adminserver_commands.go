@@ -107,14 +107,14 @@ func (s *Server) adminMonitor(_ map[string]string, out map[string]any) {
 		out[strings.TrimPrefix(l[0], "zk_")] = jsonValue(l[1])
 	}
 	for _, name := range mntrSummaries {
-		for _, l := range summaryLines(name, summary{}, false) {
+		for _, l := range summaryLines(name, summary{}, nil, false) {
 			out[strings.TrimPrefix(l[0], "zk_")] = jsonValue(l[1])
 		}
 	}
-	read, update := s.stats.requestLatencies()
+	measured := s.stats.measuredLatencies()
 	for _, name := range mntrPercentileSummaries {
-		sum := map[string]summary{"readlatency": read, "updatelatency": update}[name]
-		for _, l := range summaryLines(name, sum, true) {
+		sum, hist := measured.of(name)
+		for _, l := range summaryLines(name, sum, hist, true) {
 			out[strings.TrimPrefix(l[0], "zk_")] = jsonValue(l[1])
 		}
 	}

@@ -78,19 +78,19 @@ func (c zkCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	for _, name := range mntrSummaries {
-		ch <- constSummary(name, summary{}, basicQuantiles, nil)
+		ch <- constSummary(name, summary{}, nil, basicQuantiles, nil)
 	}
-	read, update := s.stats.requestLatencies()
+	measured := s.stats.measuredLatencies()
 	for _, name := range mntrPercentileSummaries {
-		sum := map[string]summary{"readlatency": read, "updatelatency": update}[name]
-		ch <- constSummary(name, sum, advancedQuantiles, nil)
+		sum, hist := measured.of(name)
+		ch <- constSummary(name, sum, hist, advancedQuantiles, nil)
 	}
 	s.stats.collectNamespaces(ch)
 	if s.ens != nil && s.isLeader() {
 		for _, id := range s.followerStatus().learnerIDs {
 			key := map[string]string{"key": strconv.FormatUint(id, 10)}
-			ch <- constSummary("learner_handler_qp_size", summary{}, basicQuantiles, key)
-			ch <- constSummary("learner_handler_qp_time_ms", summary{}, advancedQuantiles, key)
+			ch <- constSummary("learner_handler_qp_size", summary{}, nil, basicQuantiles, key)
+			ch <- constSummary("learner_handler_qp_time_ms", summary{}, nil, advancedQuantiles, key)
 		}
 	}
 }
@@ -105,12 +105,15 @@ func constMetric(name string, v float64) prometheus.Metric {
 }
 
 // constSummary renders one of zkafka's AvgMinMaxCounters as a Prometheus
-// summary. zkafka keeps no sketch of the values, so every quantile is the
-// maximum, an upper bound (mntr's percentiles say the same).
-func constSummary(name string, s summary, quantiles []float64, labels prometheus.Labels) prometheus.Metric {
+// summary: its quantiles from hist, or, for a summary without one (those
+// zkafka does not measure, and the per-namespace ones), the maximum.
+func constSummary(name string, s summary, hist *latencyHistogram, quantiles []float64, labels prometheus.Labels) prometheus.Metric {
 	q := make(map[float64]float64, len(quantiles))
 	for _, p := range quantiles {
 		q[p] = float64(s.max)
+		if hist != nil {
+			q[p] = float64(hist.quantile(p, s.max))
+		}
 	}
 	var keys []string
 	var values []string
@@ -128,7 +131,7 @@ func (s *serverStats) collectNamespaces(ch chan<- prometheus.Metric) {
 	s.mu.Lock()
 	for name, m := range map[string]map[string]*summary{"read_per_namespace": s.mu.reads, "write_per_namespace": s.mu.writes} {
 		for ns, sum := range m {
-			out = append(out, constSummary(name, *sum, basicQuantiles, prometheus.Labels{"key": ns}))
+			out = append(out, constSummary(name, *sum, nil, basicQuantiles, prometheus.Labels{"key": ns}))
 		}
 	}
 	s.mu.Unlock()

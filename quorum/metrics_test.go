@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -243,6 +244,7 @@ func TestPrometheusValues(t *testing.T) {
 	if after["readlatency"].Metric[0].GetSummary().GetSampleCount() < 1 {
 		t.Error("readlatency counts no read")
 	}
+	checkLatencyPercentiles(t, s, upd, n+1)
 	var writes *dto.Metric
 	for _, m := range after["write_per_namespace"].GetMetric() {
 		if m.Label[0].GetName() == "key" && m.Label[0].GetValue() == "m0" {
@@ -333,5 +335,36 @@ func TestPrometheusEnsembleMetrics(t *testing.T) {
 	}
 	if lf["learner_handler_qp_size"] == nil {
 		t.Error("the leader has no learner_handler_qp_size{key} summaries")
+	}
+}
+
+// checkLatencyPercentiles: the updatelatency quantiles are ordered and
+// bounded by the maximum, and mntr reports the same writes with its own
+// percentiles (not zeros).
+func checkLatencyPercentiles(t *testing.T, s *Server, upd *dto.Summary, writes uint64) {
+	t.Helper()
+	var last float64
+	for _, q := range upd.GetQuantile() {
+		if q.GetValue() < last {
+			t.Errorf("updatelatency quantile %v = %v below the previous %v", q.GetQuantile(), q.GetValue(), last)
+		}
+		last = q.GetValue()
+	}
+	var out strings.Builder
+	s.writeMonitor(&out)
+	mntr := map[string]int64{}
+	for _, line := range strings.Split(out.String(), "\n") {
+		if k, v, ok := strings.Cut(line, "\t"); ok {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				mntr[k] = n
+			}
+		}
+	}
+	if got := mntr["zk_cnt_updatelatency"]; got < int64(writes) {
+		t.Errorf("mntr zk_cnt_updatelatency = %d after %d writes", got, writes)
+	}
+	maxMs := mntr["zk_max_updatelatency"]
+	if p50, p999 := mntr["zk_p50_updatelatency"], mntr["zk_p999_updatelatency"]; p50 > p999 || p999 > maxMs || float64(p999) < last-1 {
+		t.Errorf("mntr p50 %d, p999 %d, max %d, Prometheus p99 %v", p50, p999, maxMs, last)
 	}
 }

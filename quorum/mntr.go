@@ -117,12 +117,14 @@ func (s *Server) writeMonitor(w io.Writer) {
 		}
 	}
 	for _, name := range mntrSummaries {
-		for _, l := range summaryLines(name, summary{}, false) {
+		for _, l := range summaryLines(name, summary{}, nil, false) {
 			line(l[0], l[1])
 		}
 	}
+	measured := s.stats.measuredLatencies()
 	for _, name := range mntrPercentileSummaries {
-		for _, l := range summaryLines(name, summary{}, true) {
+		sum, hist := measured.of(name)
+		for _, l := range summaryLines(name, sum, hist, true) {
 			line(l[0], l[1])
 		}
 	}
@@ -171,8 +173,8 @@ func (s *Server) ensembleMonitorLines() [][2]string {
 	}...)
 	for _, id := range fs.learnerIDs {
 		sid := strconv.FormatUint(id, 10)
-		out = append(out, summaryLines(sid+"_learner_handler_qp_size", summary{}, false)...)
-		out = append(out, summaryLines(sid+"_learner_handler_qp_time_ms", summary{}, true)...)
+		out = append(out, summaryLines(sid+"_learner_handler_qp_size", summary{}, nil, false)...)
+		out = append(out, summaryLines(sid+"_learner_handler_qp_time_ms", summary{}, nil, true)...)
 	}
 	return out
 }

@@ -24,7 +24,7 @@ type serverStats struct {
 		// readLatency, updateLatency split latency between the reads and
 		// the writes (ServerMetrics READ_LATENCY and UPDATE_LATENCY, the
 		// Prometheus readlatency and updatelatency summaries).
-		readLatency, updateLatency summary
+		readLatency, updateLatency latencySummary
 		// reads and writes per top-level znode ("namespace"), as
 		// ZooKeeper's ServerMetrics READ_PER_NAMESPACE and
 		// WRITE_PER_NAMESPACE count them (mntr's
@@ -146,8 +146,21 @@ func (s *serverStats) observe(d time.Duration, write bool) {
 	}
 }
 
-// requestLatencies returns the read and the update latency summaries.
-func (s *serverStats) requestLatencies() (read, update summary) {
+// latencySummary is a summary with a histogram of its values, for the
+// summaries whose percentiles mntr and Prometheus report.
+type latencySummary struct {
+	summary
+	hist latencyHistogram
+}
+
+func (l *latencySummary) add(v int64) {
+	l.summary.add(v)
+	l.hist.add(v)
+}
+
+// requestLatencies returns copies of the read and the update latency
+// summaries.
+func (s *serverStats) requestLatencies() (read, update latencySummary) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.mu.readLatency, s.mu.updateLatency
@@ -168,7 +181,7 @@ func (s *serverStats) reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.mu.latency = summary{}
-	s.mu.readLatency, s.mu.updateLatency = summary{}, summary{}
+	s.mu.readLatency, s.mu.updateLatency = latencySummary{}, latencySummary{}
 }
 
 // namespace is the first component of a path ("/a/b" -> "a"), or "" for
@@ -306,17 +319,17 @@ func (s *serverStats) namespaceLines() [][2]string {
 		}
 		sort.Strings(names)
 		for _, ns := range names {
-			out = append(out, summaryLines(ns+"_"+set.suffix, *set.m[ns], false)...)
+			out = append(out, summaryLines(ns+"_"+set.suffix, *set.m[ns], nil, false)...)
 		}
 	}
 	return out
 }
 
 // summaryLines renders one summary as mntr does: zk_avg_, zk_min_,
-// zk_max_, zk_cnt_ and zk_sum_ keys, plus the percentiles of a summary
-// with DetailLevel.ADVANCED (we keep no histogram: the percentiles are
-// the max, an upper bound).
-func summaryLines(name string, s summary, percentiles bool) [][2]string {
+// zk_max_, zk_cnt_ and zk_sum_ keys, plus, for a summary with
+// DetailLevel.ADVANCED (percentiles), the p50, p95, p99 and p999 of hist
+// (nil for a summary zkafka does not measure: all zero).
+func summaryLines(name string, s summary, hist *latencyHistogram, percentiles bool) [][2]string {
 	out := [][2]string{
 		{"zk_avg_" + name, javaDouble(s.avg())},
 		{"zk_min_" + name, strconv.FormatInt(s.min, 10)},
@@ -325,8 +338,15 @@ func summaryLines(name string, s summary, percentiles bool) [][2]string {
 		{"zk_sum_" + name, strconv.FormatInt(s.total, 10)},
 	}
 	if percentiles {
-		for _, p := range []string{"p50", "p95", "p99", "p999"} {
-			out = append(out, [2]string{"zk_" + p + "_" + name, strconv.FormatInt(s.max, 10)})
+		for _, p := range []struct {
+			name string
+			q    float64
+		}{{"p50", 0.5}, {"p95", 0.95}, {"p99", 0.99}, {"p999", 0.999}} {
+			var v int64
+			if hist != nil {
+				v = hist.quantile(p.q, s.max)
+			}
+			out = append(out, [2]string{"zk_" + p.name + "_" + name, strconv.FormatInt(v, 10)})
 		}
 	}
 	return out
@@ -348,4 +368,25 @@ func javaDouble(f float64) string {
 		s += ".0"
 	}
 	return s
+}
+
+// measuredLatencies are the percentile summaries zkafka measures, by their
+// mntr names.
+type measuredLatencies struct{ read, update latencySummary }
+
+func (s *serverStats) measuredLatencies() *measuredLatencies {
+	read, update := s.requestLatencies()
+	return &measuredLatencies{read, update}
+}
+
+// of returns the summary and histogram of name, zero and nil for the
+// summaries zkafka does not measure.
+func (m *measuredLatencies) of(name string) (summary, *latencyHistogram) {
+	switch name {
+	case "readlatency":
+		return m.read.summary, &m.read.hist
+	case "updatelatency":
+		return m.update.summary, &m.update.hist
+	}
+	return summary{}, nil
 }

@@ -24,6 +24,8 @@ type Partition struct {
 	ZkVersion int32
 	// Unclean is the topic's unclean.leader.election.enable.
 	Unclean bool
+	// TopicID is the topic's id (the topic znode's topic_id).
+	TopicID [16]byte
 }
 
 // StateWrite is one partition state the controller wants in ZooKeeper: a
@@ -35,14 +37,20 @@ type StateWrite struct {
 }
 
 // Effects is what one step asks of the loop, in order: the writes, in
-// one multi fenced by /controller_epoch's version; then telling the
-// brokers about the partitions whose state changed.
+// one multi fenced by /controller_epoch's version; then, once they
+// landed, the requests that tell the brokers (sends.go).
 type Effects struct {
 	Writes []StateWrite
+	Sends  []Send
 }
 
 // Config is the part of the broker's configuration the decisions use.
 type Config struct {
+	// BrokerID is this broker's id, the controller_id of its requests.
+	BrokerID int32
+	// Listener is the inter-broker listener's name (the live leaders of
+	// LeaderAndIsr are given on it).
+	Listener string
 	// ISRIsLive makes a new partition's ISR every live replica. It is
 	// false while followers do not replicate (the ISR is the leader), so
 	// that no election can pick a replica without the data.
@@ -62,11 +70,17 @@ type Core struct {
 	// /brokers/ids/{id}).
 	live  map[int32]int64
 	parts map[PartitionID]*Partition
+	// shuttingDown are the live brokers in a controlled shutdown: never
+	// elected (shutdown.go). Invariant: a subset of live's keys.
+	shuttingDown map[int32]bool
+	// batch collects the requests of the step being taken (sends.go);
+	// nil between steps.
+	batch *batch
 }
 
 // NewCore returns an inactive controller.
 func NewCore(cfg Config) *Core {
-	return &Core{cfg: cfg, live: map[int32]int64{}, parts: map[PartitionID]*Partition{}}
+	return &Core{cfg: cfg, live: map[int32]int64{}, parts: map[PartitionID]*Partition{}, shuttingDown: map[int32]bool{}}
 }
 
 // Active reports whether this broker is the controller, and its epoch and
@@ -87,7 +101,9 @@ func (c *Core) Partition(p PartitionID) (Partition, bool) {
 	return out, true
 }
 
-func (c *Core) isLive(id int32) bool { _, ok := c.live[id]; return ok }
+// isLive reports whether id can be elected: registered and not shutting
+// down (Kafka's liveBrokerIds).
+func (c *Core) isLive(id int32) bool { _, ok := c.live[id]; return ok && !c.shuttingDown[id] }
 
 // write records that p should have state s, in eff (one write per
 // partition per step: a second decision of the same step replaces the
@@ -98,6 +114,7 @@ func (c *Core) write(eff *Effects, id PartitionID, s LeaderAndISR) {
 	p := c.parts[id]
 	s.ControllerEpoch = c.epoch
 	s.ISR = slices.Clone(s.ISR)
+	c.batch.written(id, p.ZkVersion < 0)
 	if i := slices.IndexFunc(eff.Writes, func(w StateWrite) bool { return w.Partition == id }); i >= 0 {
 		eff.Writes[i].State = s
 	} else {

@@ -4,15 +4,18 @@
 // partition state machine (core/src/main/scala/kafka/controller), split
 // the way etcd's raft is: Core makes the decisions and does no IO (events
 // in, effects out, no clock); Controller is the loop that owns Core, reads
-// ZooKeeper for it and carries out its effects through a Store.
+// ZooKeeper for it and carries out its effects: the writes through a
+// Store, then the requests to the brokers through Channels.
 //
 // # Usage
 //
-//	c := controller.New(cfg, &controller.ZKStore{ZK: zkc, BrokerID: id}, notify, onChange, log)
+//	ch := &controller.ChannelManager{Listener: "PLAINTEXT", Go: goTracked, Done: done, Log: log}
+//	c := controller.New(cfg, &controller.ZKStore{ZK: zkc, BrokerID: id}, ch, onChange, log)
 //	go c.Run(done)
 //	c.TryElect(done)          // at start and whenever /controller vanishes
 //	c.BrokersChanged(done)    // the /brokers/ids watch fired
 //	c.TopicsChanged(done, ts) // the /brokers/topics watch fired (nil: all topics)
+//	c.ControlledShutdown(done, id, epoch) // a broker's ControlledShutdown request
 //	c.Resign(done)            // session expired, or /controller names another broker
 //
 // # Election and fencing
@@ -45,6 +48,38 @@
 // with a newer epoch (the czxid of /brokers/ids/{id}) bounced: it is
 // handled as a death followed by a start.
 //
+// # Requests to the brokers
+//
+// After each step's writes land, the loop builds Core's sends as Kafka's
+// requests (requests.go: LeaderAndIsr v7, UpdateMetadata v8, StopReplica
+// v4, each with controller_id, controller_epoch and the target's broker
+// epoch) and queues them. When each kind is sent is in sends.go (Kafka's
+// ControllerBrokerRequestBatch): everything after an election; the
+// partitions whose state was written (or that are new) to their replicas
+// and everyone; everything to a broker that started; the broker list when
+// one died; StopReplica with delete for a deleted topic.
+//
+//	loop ──Enqueue──► queue(broker 2) ──► sender goroutine ──kgo──► broker 2's inter-broker listener
+//	     ──Enqueue──► queue(broker 3) ──► sender goroutine ──kgo──► broker 3 ...
+//	SetBrokers: a queue per live broker (epoch); a dead or bounced broker's queue is dropped
+//
+// ChannelManager (channel.go) is Kafka's ControllerChannelManager: one
+// queue per live broker, one request in flight, a request that got no
+// answer retried (reconnecting) until answered or the queue is dropped.
+// Only the loop calls SetBrokers and Enqueue; a resigned controller drops
+// every queue.
+//
+// # Controlled shutdown
+//
+// shutdown.go: a broker that shuts down asks (ControlledShutdown); Core
+// marks it shutting down (never elected again until it dies or
+// registers anew), moves each partition it leads to the first live ISR
+// member not shutting down (epoch+1, the ISR without the brokers shutting
+// down), takes it out of the ISR of the partitions it follows (never the
+// last member; StopReplica without delete to it), and answers with the
+// partitions it still leads (RF > 1). The broker asks again until none
+// remain.
+//
 // # Invariants
 //
 //   - Only the loop goroutine touches Core; watches and admin requests
@@ -57,16 +92,23 @@
 //     epoch the partition had (a step may skip epochs, never repeat one).
 //   - An ISR is never emptied, and a replica outside the ISR never leads
 //     unless the topic allows unclean election.
+//   - No broker shutting down is elected.
+//   - A request is built after the writes it reports landed; a step whose
+//     writes failed sends nothing (the re-read decides again).
 //
 // # Not yet
 //
-// The brokers learn of new states by watching the state znodes of the
-// partitions they host, not by LeaderAndIsr and UpdateMetadata requests;
-// followers do not replicate, so Config.ISRIsLive is false in the broker
-// and a new partition's ISR is its leader alone. AlterPartition,
-// ControlledShutdown, StopReplica, and preferred-leader election are not
-// implemented. Each /brokers/topics change re-reads every topic (Kafka's
-// controller reads only the new ones), and a new topic's states are
-// written by the controller broker's CreateTopics in the topic's own multi
-// (fenced the same way), not by the loop.
+// Followers do not replicate, so Config.ISRIsLive is false in the broker
+// and a new partition's ISR is its leader alone (a controlled shutdown
+// can then move nothing of a topic created by the broker: its partitions
+// remain). AlterPartition and preferred-leader election are not
+// implemented. The answers to the controller's requests are only logged
+// (Kafka's controller marks replicas offline on KAFKA_STORAGE_ERROR, and
+// completes topic deletion on StopReplica's answers; here the topic's
+// znodes are deleted first). Each /brokers/topics change re-reads every
+// topic (Kafka's controller reads only the new ones), and a new topic's
+// states are written by the controller broker's CreateTopics in the
+// topic's own multi (fenced the same way), not by the loop. A partition
+// no replica of which was ever live is in UpdateMetadata with leader -1
+// (Kafka leaves it out until it has a leader).
 package controller

@@ -24,6 +24,7 @@ type BrokersChanged struct{ Brokers map[int32]int64 }
 // TopicRead is one topic as read from ZooKeeper; Deleted when it is gone.
 type TopicRead struct {
 	Topic      string
+	TopicID    [16]byte
 	Deleted    bool
 	Unclean    bool
 	Partitions []PartitionRead // by partition index
@@ -58,9 +59,10 @@ func (BrokersChanged) isEvent() {}
 func (TopicsChanged) isEvent()  {}
 func (StatesWritten) isEvent()  {}
 
-// Step applies ev and returns what the loop must do. An inactive
-// controller tracks nothing and asks for nothing.
-func (c *Core) Step(ev Event) Effects {
+// step applies ev and returns the state writes it decided (Step adds the
+// requests to send). An inactive controller tracks nothing and asks for
+// nothing.
+func (c *Core) step(ev Event) Effects {
 	switch ev := ev.(type) {
 	case Elected:
 		c.active, c.epoch, c.epochZkVersion = true, ev.Epoch, ev.EpochZkVersion
@@ -112,7 +114,7 @@ func (c *Core) readTopics(ts []TopicRead) {
 			continue
 		}
 		for i, pr := range t.Partitions {
-			p := &Partition{Replicas: slices.Clone(pr.Replicas), ZkVersion: -1, Unclean: t.Unclean}
+			p := &Partition{Replicas: slices.Clone(pr.Replicas), ZkVersion: -1, Unclean: t.Unclean, TopicID: t.TopicID}
 			if pr.HasState {
 				p.State, p.ZkVersion, p.HasState = pr.State, pr.ZkVersion, true
 				p.State.ISR = slices.Clone(pr.State.ISR)

@@ -19,8 +19,9 @@ type Store interface {
 	// /controller_epoch at the version read, in one multi; it returns the
 	// new epoch and /controller_epoch's new version, or ErrNotElected.
 	Elect() (epoch, epochZkVersion int32, err error)
-	// Brokers reads /brokers/ids: each broker's epoch (czxid).
-	Brokers() (map[int32]int64, error)
+	// Brokers reads /brokers/ids: each broker's epoch (czxid) and
+	// endpoints.
+	Brokers() (map[int32]BrokerInfo, error)
 	// Topics reads the named topics (every topic when names is nil).
 	Topics(names []string) ([]TopicRead, error)
 	// WriteStates writes the states in one multi whose first op checks
@@ -29,33 +30,36 @@ type Store interface {
 	WriteStates(epochZkVersion int32, ws []StateWrite) ([]int32, error)
 }
 
-// Notifier tells the brokers about partitions whose state changed (with
-// replication: LeaderAndIsr and UpdateMetadata requests).
-type Notifier func(changed []PartitionID)
-
 // Controller runs Core in its own loop: the loop goroutine is the only one
 // that touches Core; watches and timers enter as Submit'ted events.
 type Controller struct {
-	core   *Core
-	store  Store
-	notify Notifier
-	log    *slog.Logger
-	events chan request
+	core     *Core
+	cfg      Config
+	store    Store
+	channels Channels
+	log      *slog.Logger
+	events   chan request
+	// brokers are the live brokers as last read, with their endpoints
+	// (Core keeps their epochs). Owned by the loop.
+	brokers map[int32]BrokerInfo
 	// onChange reports elections and resignations (the broker's view of
 	// who controls, used to fence its own controller writes).
 	onChange func(active bool, epoch, epochZkVersion int32)
 }
 
 // New returns a controller that has not run for election yet.
-func New(cfg Config, store Store, notify Notifier, onChange func(bool, int32, int32), log *slog.Logger) *Controller {
-	return &Controller{core: NewCore(cfg), store: store, notify: notify, onChange: onChange, log: log,
+// Its requests to the brokers go through channels (see Channels).
+func New(cfg Config, store Store, channels Channels, onChange func(bool, int32, int32), log *slog.Logger) *Controller {
+	return &Controller{core: NewCore(cfg), cfg: cfg, store: store, channels: channels, onChange: onChange, log: log,
 		events: make(chan request, 64)}
 }
 
 // request is one queued input: read runs on the loop and returns the
 // event to step (nil: none); processed, if set, closes after the step.
 type request struct {
-	read      func() Event
+	read func() Event
+	// after, if set, runs on the loop once the step is done.
+	after     func()
 	processed chan struct{}
 }
 
@@ -83,7 +87,8 @@ func (c *Controller) BrokersChanged(done <-chan struct{}) {
 			c.log.Warn("controller: reading brokers", "err", err)
 			return nil
 		}
-		return BrokersChanged{Brokers: b}
+		c.setBrokers(b)
+		return BrokersChanged{Brokers: epochsOf(b)}
 	})
 }
 
@@ -105,7 +110,10 @@ func (c *Controller) TopicsChanged(done <-chan struct{}, names []string) {
 }
 
 func (c *Controller) submit(done <-chan struct{}, wait bool, read func() Event) {
-	r := request{read: read}
+	c.submitRequest(done, wait, request{read: read})
+}
+
+func (c *Controller) submitRequest(done <-chan struct{}, wait bool, r request) {
 	if wait {
 		r.processed = make(chan struct{})
 	}
@@ -140,6 +148,9 @@ func (c *Controller) handle(r request) {
 	if ev := r.read(); ev != nil {
 		c.step(ev, true)
 	}
+	if r.after != nil {
+		r.after()
+	}
 	if r.processed != nil {
 		close(r.processed)
 	}
@@ -152,10 +163,16 @@ func (c *Controller) handle(r request) {
 func (c *Controller) step(ev Event, retry bool) {
 	was, _, _ := c.core.Active()
 	eff := c.core.Step(ev)
-	if now, epoch, version := c.core.Active(); now != was && c.onChange != nil {
-		c.onChange(now, epoch, version)
+	if now, epoch, version := c.core.Active(); now != was {
+		if !now {
+			c.setBrokers(nil) // a resigned controller sends nothing more
+		}
+		if c.onChange != nil {
+			c.onChange(now, epoch, version)
+		}
 	}
 	if len(eff.Writes) == 0 {
+		c.send(eff.Sends)
 		return
 	}
 	_, _, version := c.core.Active()
@@ -168,7 +185,10 @@ func (c *Controller) step(ev Event, retry bool) {
 	case err != nil:
 		c.log.Warn("controller: writing partition states; re-reading them", "err", err)
 		if ts, rerr := c.store.Topics(topicsOf(eff.Writes)); rerr == nil {
-			if retry {
+			if cs, ok := ev.(ControlledShutdown); ok && retry {
+				c.core.readTopics(ts) // and decide the shutdown again
+				c.step(cs, false)
+			} else if retry {
 				c.step(TopicsChanged{Topics: ts}, false)
 			} else {
 				c.core.readTopics(ts) // known again (the failed write undone), decided at the next event
@@ -177,12 +197,14 @@ func (c *Controller) step(ev Event, retry bool) {
 		return
 	}
 	c.core.Step(StatesWritten{Writes: eff.Writes, Versions: versions})
-	if c.notify != nil {
-		ids := make([]PartitionID, len(eff.Writes))
-		for i, w := range eff.Writes {
-			ids[i] = w.Partition
-		}
-		c.notify(ids)
+	c.send(eff.Sends)
+}
+
+// setBrokers records the live brokers and gives each its queue.
+func (c *Controller) setBrokers(b map[int32]BrokerInfo) {
+	c.brokers = b
+	if c.channels != nil {
+		c.channels.SetBrokers(b)
 	}
 }
 
@@ -203,7 +225,8 @@ func (c *Controller) elect() Event {
 	if err == nil {
 		var ts []TopicRead
 		if ts, err = c.store.Topics(nil); err == nil {
-			return Elected{Epoch: epoch, EpochZkVersion: version, Brokers: brokers, Topics: ts}
+			c.setBrokers(brokers)
+			return Elected{Epoch: epoch, EpochZkVersion: version, Brokers: epochsOf(brokers), Topics: ts}
 		}
 	}
 	// Elected but blind: give control up; /controller goes with our

@@ -26,7 +26,9 @@ import (
 //	elect                        run for controller (another holds it after "taken")
 //	taken                        another broker holds /controller
 //	fence                        another controller bumps /controller_epoch
-//	casfail topic=T p=N          another writer changes T-N's state znode (a later CAS fails)
+//	casfail topic=T p=N [isr=..] another writer changes T-N's state znode (a later CAS fails), setting its ISR
+//	shutdown broker=N epoch=E    broker N (epoch E) asks for a controlled shutdown; prints the answer
+//	delete name=T                topic T's znodes are deleted; the /brokers/topics watch fires
 //	state                        every partition state znode
 func TestController(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
@@ -64,10 +66,10 @@ func (s *recordingStore) Elect() (int32, int32, error) {
 	return s.epoch, s.epochVersion, nil
 }
 
-func (s *recordingStore) Brokers() (map[int32]int64, error) {
-	out := map[int32]int64{}
+func (s *recordingStore) Brokers() (map[int32]BrokerInfo, error) {
+	out := map[int32]BrokerInfo{}
 	for id, e := range s.brokers {
-		out[id] = e
+		out[id] = BrokerInfo{Epoch: e, Endpoints: []Endpoint{{Listener: "INTERNAL", Protocol: "PLAINTEXT", Host: "b" + strconv.Itoa(int(id)), Port: 9092}}}
 	}
 	return out, nil
 }
@@ -149,13 +151,6 @@ func newLoopEnv() *loopEnv {
 	e := &loopEnv{}
 	e.store = &recordingStore{out: &e.out, brokers: map[int32]int64{}, topics: map[string][][]int32{},
 		unclean: map[string]bool{}, states: map[PartitionID]*fakeState{}}
-	notify := func(ids []PartitionID) {
-		var s []string
-		for _, id := range ids {
-			s = append(s, id.Topic+"-"+strconv.Itoa(int(id.Partition)))
-		}
-		fmt.Fprintf(&e.out, "notify %s\n", strings.Join(s, " "))
-	}
 	onChange := func(active bool, epoch, version int32) {
 		if active {
 			fmt.Fprintf(&e.out, "controller: active epoch=%d epoch_zk_version=%d\n", epoch, version)
@@ -163,7 +158,8 @@ func newLoopEnv() *loopEnv {
 			fmt.Fprintf(&e.out, "controller: resigned\n")
 		}
 	}
-	e.c = New(Config{ISRIsLive: true}, e.store, notify, onChange, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	e.c = New(Config{ISRIsLive: true, BrokerID: 1, Listener: "INTERNAL"}, e.store, &recordingChannels{out: &e.out}, onChange,
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	return e
 }
 
@@ -224,6 +220,29 @@ func (e *loopEnv) handle(t *testing.T, d *datadriven.TestData) string {
 		async(func() { e.c.TopicsChanged(never, []string{name}) })
 	case "elect":
 		async(func() { e.c.TryElect(never) })
+	case "shutdown":
+		var id int
+		var epoch int64
+		d.ScanArgs(t, "broker", &id)
+		d.ScanArgs(t, "epoch", &epoch)
+		async(func() {
+			remaining, err := e.c.ControlledShutdown(never, int32(id), epoch)
+			var names []string
+			for _, p := range remaining {
+				names = append(names, p.Topic+"-"+strconv.Itoa(int(p.Partition)))
+			}
+			fmt.Fprintf(&e.out, "answer: remaining [%s] err=%v\n", strings.Join(names, " "), err)
+		})
+	case "delete":
+		var name string
+		d.ScanArgs(t, "name", &name)
+		delete(e.store.topics, name)
+		for id := range e.store.states {
+			if id.Topic == name {
+				delete(e.store.states, id)
+			}
+		}
+		async(func() { e.c.TopicsChanged(never, nil) })
 	case "taken":
 		e.store.controllerHeld = true
 	case "fence":
@@ -234,7 +253,17 @@ func (e *loopEnv) handle(t *testing.T, d *datadriven.TestData) string {
 		var p int
 		d.ScanArgs(t, "topic", &name)
 		d.ScanArgs(t, "p", &p)
-		e.store.states[PartitionID{name, int32(p)}].version++
+		st := e.store.states[PartitionID{name, int32(p)}]
+		st.version++
+		if d.HasArg("isr") {
+			var isr string
+			d.ScanArgs(t, "isr", &isr)
+			st.s.ISR = nil
+			for _, s := range strings.Split(isr, ",") {
+				n, _ := strconv.Atoi(s)
+				st.s.ISR = append(st.s.ISR, int32(n))
+			}
+		}
 	case "state":
 		var ids []PartitionID
 		for id := range e.store.states {

@@ -92,26 +92,30 @@ func (s *ZKStore) controllerEpoch() (int32, int32, error) {
 }
 
 // Brokers reads /brokers/ids with each broker's epoch, the czxid of its
-// ephemeral (Kafka's broker epoch, KIP-380).
-func (s *ZKStore) Brokers() (map[int32]int64, error) {
+// ephemeral (Kafka's broker epoch, KIP-380), and its endpoints.
+func (s *ZKStore) Brokers() (map[int32]BrokerInfo, error) {
 	ids, err := s.ZK.Children("/brokers/ids")
 	if err != nil {
 		return nil, err
 	}
-	out := map[int32]int64{}
+	out := map[int32]BrokerInfo{}
 	for _, name := range ids {
 		id, err := strconv.Atoi(name)
 		if err != nil {
 			continue
 		}
-		_, st, err := s.ZK.Get("/brokers/ids/" + name)
+		data, st, err := s.ZK.Get("/brokers/ids/" + name)
 		if errors.Is(err, zk.ErrNoNode) {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		out[int32(id)] = st.Czxid
+		info, err := ParseBrokerZNode(data, st.Czxid)
+		if err != nil {
+			info = BrokerInfo{Epoch: st.Czxid} // live, though unreachable
+		}
+		out[int32(id)] = info
 	}
 	return out, nil
 }
@@ -145,10 +149,11 @@ func (s *ZKStore) topic(name string) (TopicRead, error) {
 	if err != nil {
 		return t, err
 	}
-	_, replicas, err := zkmeta.DecodeTopicZNode(data)
+	id, replicas, err := zkmeta.DecodeTopicZNode(data)
 	if err != nil {
 		return t, fmt.Errorf("%s: %w", zkmeta.TopicPath(name), err)
 	}
+	t.TopicID = id
 	if data, _, err := s.ZK.Get(zkmeta.TopicConfigPath(name)); err == nil {
 		var z zkmeta.ConfigZNode
 		if json.Unmarshal(data, &z) == nil {

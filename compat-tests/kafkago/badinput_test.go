@@ -3,6 +3,7 @@ package kafkago
 import (
 	"encoding/binary"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -134,7 +135,19 @@ func TestMetadataAutoCreates(t *testing.T) {
 	rt.Topic = kmsg.StringPtr("auto")
 	req.Topics = append(req.Topics, rt)
 	req.AllowAutoTopicCreation = true
+	// As Kafka, the request that creates the topic is told
+	// LEADER_NOT_AVAILABLE; the topic is there once the controller's
+	// UpdateMetadata named it.
 	resp := c.roundTrip(req).(*kmsg.MetadataResponse)
+	if tp := resp.Topics[0]; tp.ErrorCode != kerr.LeaderNotAvailable.Code {
+		t.Fatalf("metadata that creates: %+v", tp)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		resp = c.roundTrip(req).(*kmsg.MetadataResponse)
+		if resp.Topics[0].ErrorCode != kerr.LeaderNotAvailable.Code || time.Now().After(deadline) {
+			break
+		}
+	}
 	tp := resp.Topics[0]
 	if tp.ErrorCode != 0 || len(tp.Partitions) != 3 || tp.TopicID == [16]byte{} || resp.ControllerID != 0 ||
 		resp.ClusterID == nil || len(resp.Brokers) != 1 {

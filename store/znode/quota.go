@@ -25,19 +25,19 @@ import (
 // deepest such P above a path counts it. The root never counts
 // (getMaxPrefixWithQuota ignores "/").
 const (
-	quotaRoot = "/zookeeper/quota"
-	limitNode = "zookeeper_limits"
-	statNode  = "zookeeper_stats"
+	QuotaRoot      = "/zookeeper/quota"
+	QuotaLimitNode = "zookeeper_limits"
+	QuotaStatNode  = "zookeeper_stats"
 )
 
 // quotaPrefix returns the deepest path at or above path that has a quota,
 // or "" for none. It costs one lookup when no quota exists.
 func (t *Tree) quotaPrefix(path string) string {
-	if q := t.get(quotaRoot); q == nil || q.numChildren == 0 {
+	if q := t.get(QuotaRoot); q == nil || q.numChildren == 0 {
 		return ""
 	}
 	for p := path; p != "" && p != "/"; p = parentOf(p) {
-		if t.get(quotaRoot+p+"/"+limitNode) != nil {
+		if t.get(QuotaRoot+p+"/"+QuotaLimitNode) != nil {
 			return p
 		}
 	}
@@ -47,13 +47,13 @@ func (t *Tree) quotaPrefix(path string) string {
 // updateQuotaStat adds to the stats of the quota at prefix
 // (DataTree.updateQuotaStat). The stats node keeps its stat.
 func (t *Tree) updateQuotaStat(prefix string, bytesDiff int64, countDiff int64) {
-	n := t.get(quotaRoot + prefix + "/" + statNode)
+	n := t.get(QuotaRoot + prefix + "/" + QuotaStatNode)
 	if n == nil {
 		return // ZooKeeper logs "Missing node for stat" and goes on
 	}
-	st := parseStatsTrack(n.data())
-	st.set("count", st.get("count")+countDiff)
-	st.set("bytes", st.get("bytes")+bytesDiff)
+	st := ParseStatsTrack(n.data())
+	st.Set("count", st.Get("count")+countDiff)
+	st.Set("bytes", st.Get("bytes")+bytesDiff)
 	t.replace(n, n.withData([]byte(st.String())))
 }
 
@@ -62,8 +62,8 @@ func (t *Tree) updateQuotaStat(prefix string, bytesDiff int64, countDiff int64) 
 // (DataTree.updateQuotaForPath), and a node under a quota is counted.
 func (t *Tree) quotaCreated(path string, dataLen int) {
 	parent, name := parentOf(path), path[strings.LastIndexByte(path, '/')+1:]
-	if name == statNode && strings.HasPrefix(parent, quotaRoot) {
-		t.setQuotaStats(path, parent[len(quotaRoot):])
+	if name == QuotaStatNode && strings.HasPrefix(parent, QuotaRoot) {
+		t.setQuotaStats(path, parent[len(QuotaRoot):])
 	}
 	if prefix := t.quotaPrefix(path); prefix != "" {
 		t.updateQuotaStat(prefix, int64(dataLen), 1)
@@ -84,9 +84,9 @@ func (t *Tree) setQuotaStats(statsPath, tracked string) {
 		t.scan(tracked, '/', add)
 	}
 	if n := t.get(statsPath); n != nil {
-		st := statsTrack{}
-		st.set("count", count)
-		st.set("bytes", bytes)
+		st := StatsTrack{}
+		st.Set("count", count)
+		st.Set("bytes", bytes)
 		t.replace(n, n.withData([]byte(st.String())))
 	}
 }
@@ -110,12 +110,12 @@ func (t *Tree) checkQuota(path string, bytesDiff, countDiff int64, enforce bool)
 	if prefix == "" {
 		return "", zkproto.ErrOK
 	}
-	ln := t.get(quotaRoot + prefix + "/" + limitNode)
-	sn := t.get(quotaRoot + prefix + "/" + statNode)
+	ln := t.get(QuotaRoot + prefix + "/" + QuotaLimitNode)
+	sn := t.get(QuotaRoot + prefix + "/" + QuotaStatNode)
 	if ln == nil || sn == nil {
 		return "", zkproto.ErrOK
 	}
-	limits, stats := parseStatsTrack(ln.data()), parseStatsTrack(sn.data())
+	limits, stats := ParseStatsTrack(ln.data()), ParseStatsTrack(sn.data())
 	checks := []struct {
 		diff        int64
 		what        string
@@ -126,7 +126,7 @@ func (t *Tree) checkQuota(path string, bytesDiff, countDiff int64, enforce bool)
 		{bytesDiff, "bytes", "bytes", "byteHardLimit", "bytes", "ByteLimit"},
 	}
 	for _, c := range checks {
-		soft, hard := limits.get(c.soft), limits.get(c.hard)
+		soft, hard := limits.Get(c.soft), limits.Get(c.hard)
 		if c.diff == 0 || soft <= -1 && hard <= -1 {
 			continue
 		}
@@ -134,7 +134,7 @@ func (t *Tree) checkQuota(path string, bytesDiff, countDiff int64, enforce bool)
 		if hard > -1 {
 			limit, kind = hard, "hard"
 		}
-		now := stats.get(c.what) + c.diff
+		now := stats.Get(c.what) + c.diff
 		if now <= limit {
 			continue
 		}
@@ -146,14 +146,15 @@ func (t *Tree) checkQuota(path string, bytesDiff, countDiff int64, enforce bool)
 	return warning, zkproto.ErrOK
 }
 
-// statsTrack is ZooKeeper's StatsTrack: "k=v" pairs split on [,;]+, a
+// StatsTrack is ZooKeeper's StatsTrack: "k=v" pairs split on [,;]+, a
 // missing or empty value reading as -1.
-type statsTrack map[string]int64
+type StatsTrack map[string]int64
 
 var pairsSeparator = regexp.MustCompile("[,;]+")
 
-func parseStatsTrack(data []byte) statsTrack {
-	st := statsTrack{}
+// ParseStatsTrack reads a zookeeper_limits or zookeeper_stats value.
+func ParseStatsTrack(data []byte) StatsTrack {
+	st := StatsTrack{}
 	if len(data) == 0 {
 		return st
 	}
@@ -172,20 +173,22 @@ func parseStatsTrack(data []byte) statsTrack {
 	return st
 }
 
-func (st statsTrack) get(k string) int64 {
+// Get is the value of k, -1 when absent.
+func (st StatsTrack) Get(k string) int64 {
 	if v, ok := st[k]; ok {
 		return v
 	}
 	return -1
 }
 
-func (st statsTrack) set(k string, v int64) { st[k] = v }
+// Set sets k.
+func (st StatsTrack) Set(k string, v int64) { st[k] = v }
 
 // String is StatsTrack.toString: count and bytes first, then, behind an
 // extra "=" that old parsers ignore, the other keys sorted, ";k=v" each.
-func (st statsTrack) String() string {
+func (st StatsTrack) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "count=%d,bytes=%d", st.get("count"), st.get("bytes"))
+	fmt.Fprintf(&b, "count=%d,bytes=%d", st.Get("count"), st.Get("bytes"))
 	var keys []string
 	for k := range st {
 		if k != "count" && k != "bytes" {

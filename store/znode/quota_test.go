@@ -11,20 +11,20 @@ import (
 // setQuota writes the nodes zkCli's setquota writes for path (SetQuotaCommand.createQuota).
 func (h *harness) setQuota(path, limits string) {
 	h.t.Helper()
-	p := quotaRoot
+	p := QuotaRoot
 	for _, name := range strings.Split(path[1:], "/") {
 		p += "/" + name
 		if _, err := h.tree.Stat(p); err == zkproto.ErrNoNode {
 			h.must(Op{Type: zkproto.OpCreate, Path: p, ACL: openACL})
 		}
 	}
-	h.must(Op{Type: zkproto.OpCreate, Path: quotaRoot + path + "/" + limitNode, Data: []byte(limits), ACL: openACL})
-	h.must(Op{Type: zkproto.OpCreate, Path: quotaRoot + path + "/" + statNode, Data: []byte("count=0,bytes=0"), ACL: openACL})
+	h.must(Op{Type: zkproto.OpCreate, Path: QuotaRoot + path + "/" + QuotaLimitNode, Data: []byte(limits), ACL: openACL})
+	h.must(Op{Type: zkproto.OpCreate, Path: QuotaRoot + path + "/" + QuotaStatNode, Data: []byte("count=0,bytes=0"), ACL: openACL})
 }
 
 func (h *harness) quotaStats(path string) string {
 	h.t.Helper()
-	data, _, err := h.tree.Get(quotaRoot + path + "/" + statNode)
+	data, _, err := h.tree.Get(QuotaRoot + path + "/" + QuotaStatNode)
 	if err != zkproto.ErrOK {
 		h.t.Fatalf("get stats of %s: %v", path, err)
 	}
@@ -48,7 +48,7 @@ func TestQuotaStats(t *testing.T) {
 	h.must(Op{Type: zkproto.OpCreate, Path: "/other", Data: []byte("ignored"), ACL: openACL}) // not under /a
 	h.setQuota("/a", "count=-1,bytes=-1=;byteHardLimit=-1;countHardLimit=10")
 	h.wantStats("/a", "count=2,bytes=4")
-	before := h.stat(quotaRoot + "/a/" + statNode)
+	before := h.stat(QuotaRoot + "/a/" + QuotaStatNode)
 
 	h.must(Op{Type: zkproto.OpCreate, Path: "/a/b/c", Data: []byte("12345"), ACL: openACL})
 	h.wantStats("/a", "count=3,bytes=9")
@@ -63,7 +63,7 @@ func TestQuotaStats(t *testing.T) {
 	h.must(Op{Type: zkproto.OpCloseSession})
 	h.wantStats("/a", "count=2,bytes=2")
 
-	after := h.stat(quotaRoot + "/a/" + statNode)
+	after := h.stat(QuotaRoot + "/a/" + QuotaStatNode)
 	if after.Version != before.Version || after.Mzxid != before.Mzxid {
 		t.Fatalf("stats node stat changed: %+v -> %+v", before, after)
 	}
@@ -76,8 +76,8 @@ func TestQuotaNested(t *testing.T) {
 	h.must(create("/a", 0))
 	h.must(create("/a/b", 0))
 	h.setQuota("/a/b", "count=5,bytes=-1")
-	h.must(Op{Type: zkproto.OpCreate, Path: quotaRoot + "/a/" + limitNode, Data: []byte("count=5,bytes=-1"), ACL: openACL})
-	h.must(Op{Type: zkproto.OpCreate, Path: quotaRoot + "/a/" + statNode, ACL: openACL})
+	h.must(Op{Type: zkproto.OpCreate, Path: QuotaRoot + "/a/" + QuotaLimitNode, Data: []byte("count=5,bytes=-1"), ACL: openACL})
+	h.must(Op{Type: zkproto.OpCreate, Path: QuotaRoot + "/a/" + QuotaStatNode, ACL: openACL})
 	h.wantStats("/a", "count=2,bytes=2")
 	h.must(create("/a/b/c", 0))
 	h.wantStats("/a/b", "count=2,bytes=2")
@@ -85,7 +85,7 @@ func TestQuotaNested(t *testing.T) {
 	h.must(create("/a/c", 0))
 	h.wantStats("/a", "count=3,bytes=3")
 
-	h.must(del(quotaRoot+"/a/b/"+limitNode, -1))
+	h.must(del(QuotaRoot+"/a/b/"+QuotaLimitNode, -1))
 	h.must(create("/a/b/d", 0))
 	h.wantStats("/a/b", "count=2,bytes=2") // no longer tracked
 	h.wantStats("/a", "count=4,bytes=4")
@@ -95,8 +95,8 @@ func TestQuotaNested(t *testing.T) {
 // not kept up to date afterwards (getMaxPrefixWithQuota skips the root).
 func TestQuotaRootNotTracked(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.must(Op{Type: zkproto.OpCreate, Path: quotaRoot + "/" + limitNode, Data: []byte("count=1,bytes=-1"), ACL: openACL})
-	h.must(Op{Type: zkproto.OpCreate, Path: quotaRoot + "/" + statNode, ACL: openACL})
+	h.must(Op{Type: zkproto.OpCreate, Path: QuotaRoot + "/" + QuotaLimitNode, Data: []byte("count=1,bytes=-1"), ACL: openACL})
+	h.must(Op{Type: zkproto.OpCreate, Path: QuotaRoot + "/" + QuotaStatNode, ACL: openACL})
 	// "/", "/zookeeper", quota, config, limits, stats; 16 bytes of limits data.
 	h.wantStats("", "count=6,bytes=16")
 	h.must(create("/x", 0))
@@ -138,7 +138,7 @@ func TestQuotaEnforce(t *testing.T) {
 	}
 	h.wantStats("/a", "count=3,bytes=2")
 
-	h.must(setData(quotaRoot+"/a/"+limitNode, "count=1,bytes=-1", -1)) // soft only
+	h.must(setData(QuotaRoot+"/a/"+QuotaLimitNode, "count=1,bytes=-1", -1)) // soft only
 	if r := apply(true, create("/a/3", 0)); r.Err != zkproto.ErrOK || r.Warning != "Quota exceeded: /a [current count=4, softCountLimit=1]" {
 		t.Fatalf("create over soft count: %v %q", r.Err, r.Warning)
 	}
@@ -185,7 +185,7 @@ func TestStatsTrack(t *testing.T) {
 		{"", "count=-1,bytes=-1"},
 		{"count=,bytes=7", "count=-1,bytes=7"},
 	} {
-		if got := parseStatsTrack([]byte(c.in)).String(); got != c.want {
+		if got := ParseStatsTrack([]byte(c.in)).String(); got != c.want {
 			t.Errorf("%q: got %q, want %q", c.in, got, c.want)
 		}
 	}

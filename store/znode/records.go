@@ -81,14 +81,14 @@ func Build(opts Options, lastZxid int64, sessions []Session, records []Record) (
 // from a tree that did not keep them, such as an imported one).
 func (t *Tree) recomputeQuotaStats() {
 	var stats []string
-	t.scan(quotaRoot, '/', func(n *node) bool {
-		if p := n.path(); strings.HasSuffix(p, "/"+statNode) {
+	t.scan(QuotaRoot, '/', func(n *node) bool {
+		if p := n.path(); strings.HasSuffix(p, "/"+QuotaStatNode) {
 			stats = append(stats, p)
 		}
 		return true
 	})
 	for _, p := range stats {
-		t.setQuotaStats(p, parentOf(p)[len(quotaRoot):])
+		t.setQuotaStats(p, parentOf(p)[len(QuotaRoot):])
 	}
 }
 

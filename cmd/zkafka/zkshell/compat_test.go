@@ -75,7 +75,7 @@ func TestShellMatchesZkCliOnApache(t *testing.T) {
 		t.Fatalf("%s missing: apt-get install zookeeper", zkCliSh)
 	}
 	srv := zkserver.StartApache(t, zkserver.Options{ExtendedTypes: true})
-	for _, path := range []string{filepath.Join("..", "..", "..", "compat-tests", "zkcli", "expected.txt"), filepath.Join("testdata", "more.txt")} {
+	for _, path := range []string{filepath.Join("..", "..", "..", "compat-tests", "zkcli", "expected.txt"), filepath.Join("testdata", "more.txt"), filepath.Join("testdata", "quota.txt")} {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			steps := loadScript(t, path)
 			var commands []string

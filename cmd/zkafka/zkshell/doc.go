@@ -16,7 +16,8 @@
 //
 // Files: command.go (the cobra command, Dial, the chroot), shell.go (the
 // line parser and dispatch), commands.go (one method per command),
-// watches.go (events, addWatch, removewatches), sidecar.go (the requests
+// watches.go (events, addWatch, removewatches), quota.go (setquota, listquota,
+// delquota, with the StatsTrack format of store/znode), sidecar.go (the requests
 // go-zookeeper lacks), format.go (zkCli's output formats), interactive.go
 // (readline, the prompt, completion), errors.go (zkCli's error messages).
 //
@@ -26,7 +27,7 @@
 // zkproto, on the client's own connection (see sidecar).
 //
 // Tests compare every command's output with what zkCli.sh printed for it:
-// compat-tests/zkcli/expected.txt and testdata/more.txt, recorded from
+// compat-tests/zkcli/expected.txt, testdata/more.txt and testdata/quota.txt, recorded from
 // Apache ZooKeeper; with -tags compat, TestShellMatchesZkCliOnApache runs
 // zkCli.sh itself beside the shell against Apache ZooKeeper.
 package zkshell

@@ -98,6 +98,9 @@ func (s *Shell) runWords(words []string) error {
 		return errUsage
 	}
 	opts, args, err := parseOptions(c.options, words[1:])
+	if group, ok := exclusiveOptions[name]; ok && err == nil {
+		err = checkExclusive(group, words[1:])
+	}
 	if err == nil && (len(args) < c.minArgs || (c.maxArgs >= 0 && len(args) > c.maxArgs)) {
 		err = errUsage
 	}
@@ -168,6 +171,26 @@ func parseOptions(spec string, words []string) (map[byte]string, []string, error
 		opts[w[1]] = ""
 	}
 	return opts, args, nil
+}
+
+// exclusiveOptions are the commands whose options form one group of
+// which at most one may be given (a commons-cli OptionGroup).
+var exclusiveOptions = map[string]string{}
+
+// checkExclusive refuses a second option of group, with commons-cli's
+// message naming the second and the first.
+func checkExclusive(group string, words []string) error {
+	var first byte
+	for _, w := range words {
+		if len(w) != 2 || w[0] != '-' || strings.IndexByte(group, w[1]) < 0 {
+			continue
+		}
+		if first != 0 {
+			return fmt.Errorf("org.apache.commons.cli.AlreadySelectedException: The option '%c' was specified but an option from this group has already been selected: '%c'", w[1], first)
+		}
+		first = w[1]
+	}
+	return nil
 }
 
 // printUsage is zkCli's list of commands.

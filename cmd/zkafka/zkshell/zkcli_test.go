@@ -116,7 +116,7 @@ func runScript(t *testing.T, addr string, steps []step) {
 // sameOutput compares a step's output with zkCli's. ls -R lists each
 // level in the server's order in zkCli, so the lines are compared as a
 // set; for an unknown command zkCli lists its commands, of which the shell
-// has a subset (no quotas, reconfig, config, connect, close, printwatches,
+// has a subset (no reconfig, config, connect, close, printwatches,
 // version): each line of the shell's list must be in zkCli's.
 //
 // zkCli prints a watch event on its event thread while its main thread
@@ -165,7 +165,7 @@ func nonEmptySorted(lines []string) []string {
 // errors).
 func TestScriptsMatchZkCli(t *testing.T) {
 	addr := startServer(t)
-	for _, path := range []string{filepath.Join("..", "..", "..", "compat-tests", "zkcli", "expected.txt"), filepath.Join("testdata", "more.txt")} {
+	for _, path := range []string{filepath.Join("..", "..", "..", "compat-tests", "zkcli", "expected.txt"), filepath.Join("testdata", "more.txt"), filepath.Join("testdata", "quota.txt")} {
 		t.Run(filepath.Base(path), func(t *testing.T) { runScript(t, addr, loadScript(t, path)) })
 	}
 }

@@ -35,7 +35,7 @@ func StartCluster(t testing.TB, n int, opts ...Option) *Cluster {
 }
 
 // WaitBrokers waits (up to 20 s) until the broker's Metadata lists n
-// brokers: its view of /brokers/ids follows a watch.
+// brokers: the controller's UpdateMetadata follows its /brokers/ids watch.
 func (e *Env) WaitBrokers(n int) {
 	e.T.Helper()
 	adm := kadm.NewClient(e.Client())

@@ -14,9 +14,14 @@
 //		...
 //	}
 //
+// Start returns once the broker is registered and its Metadata lists it
+// (Metadata answers from the controller's UpdateMetadata requests).
 // StartCluster starts n brokers (broker.id 1..n) on one chroot, each with
-// its own data directory, and waits until each sees all n in /brokers/ids;
-// Cluster.Seeds lists the running ones for kgo.SeedBrokers.
+// its own data directory, and waits until each lists all n; Stop is a
+// controlled shutdown (with Kafka's defaults and Stop's 10 s the broker
+// asks the controller once: a retry's 5 s backoff does not fit in the half
+// of Shutdown's time the phase may take); Cluster.Seeds lists the running
+// ones for kgo.SeedBrokers.
 //
 // Stopping a broker fails the test if it (or the quorum server) recovered
 // from a panic: a recovered panic closes only one connection and clients

@@ -6,10 +6,13 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/zkafka/zkafka/broker"
 )
 
@@ -108,6 +111,36 @@ func (e *Env) Start() {
 	go func() { e.served <- b.ServeListeners(ls) }()
 	e.waitAccepting()
 	e.waitRegistered(registered)
+	e.waitListed()
+}
+
+// waitListed waits up to 10 s until the broker's Metadata lists the
+// broker itself: Metadata answers from the controller's UpdateMetadata
+// requests, which follow the registration.
+func (e *Env) waitListed() {
+	e.T.Helper()
+	if e.Config.SSL.ClientAuth == "required" || len(e.Config.Listeners) > 0 && !strings.HasPrefix(strings.ToUpper(e.Config.Listeners[0]), "PLAINTEXT") {
+		return // the first listener wants TLS; the test's own clients wait
+	}
+	c, err := kgo.NewClient(kgo.SeedBrokers(e.Addr))
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	defer c.Close()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		resp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, c)
+		cancel()
+		if err != nil {
+			continue
+		}
+		for _, b := range resp.Brokers {
+			if b.NodeID == e.Config.BrokerID {
+				return
+			}
+		}
+	}
+	e.T.Fatalf("kafkaenv: broker %s's Metadata did not list it within 10 s", e.Addr)
 }
 
 // waitRegistered waits up to 10 s until the broker has registered in
