@@ -247,3 +247,44 @@ func (c *conn) clusterOperations(asked bool) int32 {
 	}
 	return c.authorizedOperations(authz.ResourceCluster, authz.ClusterName)
 }
+
+// clusterActionDenied: the controller's requests (LeaderAndIsr,
+// StopReplica, UpdateMetadata) and ControlledShutdown need CLUSTER_ACTION
+// on the cluster (AuthHelper.authorizeClusterOperation), which the
+// brokers' principals have as super users.
+func (c *conn) clusterActionDenied() bool {
+	return c.b.acls != nil && !c.allowedCluster(authz.OpClusterAction)
+}
+
+// deniedLeaderAndISR is LeaderAndIsrRequest.getErrorResponse (v5+):
+// the error at the top and on every partition.
+func deniedLeaderAndISR(req *kmsg.LeaderAndISRRequest, resp *kmsg.LeaderAndISRResponse) *kmsg.LeaderAndISRResponse {
+	code := int16(kproto.CodeClusterAuthorizationFailed)
+	resp.ErrorCode = code
+	for _, ts := range req.TopicStates {
+		rt := kmsg.NewLeaderAndISRResponseTopic()
+		rt.TopicID = ts.TopicID
+		for _, ps := range ts.PartitionStates {
+			rp := kmsg.NewLeaderAndISRResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = ps.Partition, code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+// deniedStopReplica is StopReplicaRequest.getErrorResponse: the error at
+// the top and on every partition.
+func deniedStopReplica(req *kmsg.StopReplicaRequest, resp *kmsg.StopReplicaResponse) *kmsg.StopReplicaResponse {
+	code := int16(kproto.CodeClusterAuthorizationFailed)
+	resp.ErrorCode = code
+	for _, rt := range req.Topics {
+		for _, ps := range rt.PartitionStates {
+			rp := kmsg.NewStopReplicaResponsePartition()
+			rp.Topic, rp.Partition, rp.ErrorCode = rt.Topic, ps.Partition, code
+			resp.Partitions = append(resp.Partitions, rp)
+		}
+	}
+	return resp
+}

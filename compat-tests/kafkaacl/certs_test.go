@@ -23,6 +23,9 @@ const (
 	alice = "User:CN=alice,O=zkafka"
 	bob   = "User:CN=bob,O=zkafka"
 	anon  = "User:ANONYMOUS"
+	// brokerP is the brokers' own principal: the controller's requests go
+	// over the SSL listener with the broker's certificate.
+	brokerP = "User:CN=localhost"
 )
 
 // pki is a CA made for one test, the broker's keystore and truststore,
@@ -52,15 +55,16 @@ func newPKI(t testing.TB) *pki {
 }
 
 // secured is the configuration of the test brokers: PLAINTEXT and SSL
-// (client certificates required) listeners, the ACL authorizer, admin a
-// super user.
+// (client certificates required) listeners, SSL between the brokers, the
+// ACL authorizer, admin and the brokers super users.
 func (p *pki) secured(mods ...func(*broker.Config)) kafkaenv.Option {
 	return kafkaenv.Configure(append([]func(*broker.Config){func(c *broker.Config) {
 		c.Listeners = []string{"PLAINTEXT://127.0.0.1:0", "SSL://127.0.0.1:0"}
 		c.SSL.KeystoreType, c.SSL.KeystoreLocation, c.SSL.KeystorePassword = "PKCS12", p.serverP12, "changeit"
 		c.SSL.TruststoreType, c.SSL.TruststoreLocation = "PEM", p.caPEM
 		c.SSL.ClientAuth = "required"
-		c.Authz = broker.AuthzConfig{ClassName: broker.AclAuthorizerClass, SuperUsers: []string{admin}}
+		c.InterBroker.ListenerName = "SSL"
+		c.Authz = broker.AuthzConfig{ClassName: broker.AclAuthorizerClass, SuperUsers: []string{admin, brokerP}}
 	}}, mods...)...)
 }
 

@@ -396,6 +396,46 @@ func (m *matrix) byID(who, topic string, del bool) (int16, bool) {
 	return r.ErrorCode, r.Topic != nil
 }
 
+// controllerRequest sends one of the controller's requests (or
+// ControlledShutdown) to broker 2 as who; the brokers' principal is the
+// only one allowed CLUSTER_ACTION.
+func (m *matrix) controllerRequest(who string, key int16) int16 {
+	c := m.client(who)
+	switch key {
+	case 4:
+		req := kmsg.NewPtrLeaderAndISRRequest()
+		req.ControllerID, req.ControllerEpoch, req.BrokerEpoch = 1, 1, -1
+		ts := kmsg.NewLeaderAndISRRequestTopicState()
+		ts.Topic, ts.TopicID = "fin-ledger", m.ids["fin-ledger"]
+		ts.PartitionStates = append(ts.PartitionStates, kmsg.NewLeaderAndISRRequestTopicPartition())
+		req.TopicStates = append(req.TopicStates, ts)
+		r := on[*kmsg.LeaderAndISRResponse](m.t, c, 2, req)
+		if r.ErrorCode != 0 && (len(r.Topics) != 1 || r.Topics[0].Partitions[0].ErrorCode != r.ErrorCode) {
+			m.t.Errorf("LeaderAndIsr refused without its partitions' errors: %+v", r)
+		}
+		return r.ErrorCode
+	case 5:
+		req := kmsg.NewPtrStopReplicaRequest()
+		req.ControllerID, req.ControllerEpoch, req.BrokerEpoch = 1, 1, -1
+		rt := kmsg.NewStopReplicaRequestTopic()
+		rt.Topic = "fin-ledger"
+		rt.PartitionStates = append(rt.PartitionStates, kmsg.NewStopReplicaRequestTopicPartitionState())
+		req.Topics = append(req.Topics, rt)
+		return on[*kmsg.StopReplicaResponse](m.t, c, 2, req).ErrorCode
+	case 6:
+		req := kmsg.NewPtrUpdateMetadataRequest()
+		req.ControllerID, req.ControllerEpoch, req.BrokerEpoch = 1, 1, -1
+		return on[*kmsg.UpdateMetadataResponse](m.t, c, 2, req).ErrorCode
+	}
+	req := kmsg.NewPtrControlledShutdownRequest()
+	req.BrokerID, req.BrokerEpoch = 2, -1
+	resp, err := req.RequestWith(ctx(m.t), c)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	return resp.ErrorCode
+}
+
 var (
 	taf = kerr.TopicAuthorizationFailed.Code
 	gaf = kerr.GroupAuthorizationFailed.Code
@@ -464,6 +504,10 @@ func TestACLMatrix(t *testing.T) {
 		{"alice DescribeConfigs broker 1", func() int16 { return m.brokerConfigs(alice, false) }, caf},
 		{"admin DescribeConfigs broker 1", func() int16 { return m.brokerConfigs(admin, false) }, 0},
 		{"alice IncrementalAlterConfigs broker 1", func() int16 { return m.brokerConfigs(alice, true) }, caf},
+		{"alice LeaderAndIsr (no CLUSTER_ACTION)", func() int16 { return m.controllerRequest(alice, 4) }, caf},
+		{"alice StopReplica", func() int16 { return m.controllerRequest(alice, 5) }, caf},
+		{"alice UpdateMetadata", func() int16 { return m.controllerRequest(alice, 6) }, caf},
+		{"anonymous ControlledShutdown", func() int16 { return m.controllerRequest(anon, 7) }, caf},
 	} {
 		if got := row.got(); got != row.want {
 			t.Errorf("%s: code %d (%v), want %d (%v)", row.name, got, kerr.ErrorForCode(got), row.want, kerr.ErrorForCode(row.want))
