@@ -16,7 +16,9 @@
 //     broker's back, ACLs loaded at start, allow.everyone.if.no.acl.found,
 //     authorized-operations bit fields;
 //   - bench_test.go: a produce request with and without the authorizer;
-//   - kcat_test.go (-tags compat): kcat (librdkafka) denied, then allowed.
+//   - kcat_test.go (-tags compat): kcat (librdkafka) denied, then allowed;
+//     kafka-python's admin client managing ACLs and its producer following
+//     them (kafka_python_check.py).
 //
 // The certificates are made by each test (certs_test.go).
 package kafkaacl

@@ -61,3 +61,25 @@ func TestKcatDeniedThenAllowed(t *testing.T) {
 		t.Fatalf("kcat consume as bob (no ACL): stderr:\n%s", stderr)
 	}
 }
+
+// TestKafkaPythonACLs: kafka-python's admin client (CreateAcls,
+// DescribeAcls and DeleteAcls at v0-1, literal and prefixed patterns) and
+// its producer, refused and allowed as the ACLs change
+// (kafka_python_check.py).
+func TestKafkaPythonACLs(t *testing.T) {
+	p := newPKI(t)
+	e := kafkaenv.Start(t, p.secured())
+	if _, err := p.admin(e, admin).CreateTopic(ctx(t), 1, 1, nil, "py-acl"); err != nil {
+		t.Fatal(err)
+	}
+	pem := func(who string) string {
+		return keystoretest.WritePEM(t, p.dir, strings.NewReplacer(":", "_", ",", "_", "=", "_").Replace(who)+".pem", p.certs[who])
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/usr/bin/python3", "kafka_python_check.py", e.Addrs[1], p.caPEM, pem(admin), pem(alice), "py-acl")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "OK") {
+		t.Fatalf("kafka_python_check.py: %v\n%s", err, out)
+	}
+}
