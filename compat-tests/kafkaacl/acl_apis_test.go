@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
@@ -265,4 +266,62 @@ func TestACLChangeAppliesOnOtherBroker(t *testing.T) {
 
 	createACLs(t, p.as(b2, admin), aclOf(topicT, "shared", literal, alice, "*", kmsg.ACLOperationRead, allowP))
 	waitFor(t, "a literal ACL created through broker 2 applies on broker 1", func() bool { return aliceOn(1) == 0 })
+}
+
+// TestKadmACLs: kadm's builder (CreateACLs, DescribeACLs, DeleteACLs) as
+// an application uses it: prefixed READ and DESCRIBE for alice on two
+// names, one deny for bob, listed by MATCH and deleted by principal.
+func TestKadmACLs(t *testing.T) {
+	p := newPKI(t)
+	e := kafkaenv.Start(t, p.secured())
+	adm := p.admin(e, admin)
+	created, err := adm.CreateACLs(ctx(t), kadm.NewACLs().Allow(alice).Topics("orders-", "billing-").
+		ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpRead, kadm.OpDescribe))
+	if err != nil || len(created) != 4 {
+		t.Fatalf("CreateACLs: %v %+v", err, created)
+	}
+	for _, c := range created {
+		if c.Err != nil {
+			t.Fatalf("CreateACLs %s %s: %v", c.Name, c.Operation, c.Err)
+		}
+	}
+	if _, err := adm.CreateACLs(ctx(t), kadm.NewACLs().Deny(bob).Groups("orders-app").Operations(kadm.OpRead)); err != nil {
+		t.Fatal(err)
+	}
+	described, err := adm.DescribeACLs(ctx(t), kadm.NewACLs().Topics("orders-eu").ResourcePatternType(kadm.ACLPatternMatch).
+		Operations(kadm.OpAny).Allow().AllowHosts().Deny().DenyHosts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range described {
+		if r.Err != nil {
+			t.Fatalf("DescribeACLs: %v", r.Err)
+		}
+		for _, d := range r.Described {
+			got = append(got, fmt.Sprintf("%s %s %s %s", d.Name, d.Pattern, d.Principal, d.Operation))
+		}
+	}
+	sort.Strings(got)
+	if want := []string{"orders- PREFIXED " + alice + " DESCRIBE", "orders- PREFIXED " + alice + " READ"}; !slices.Equal(got, want) {
+		t.Fatalf("DescribeACLs MATCH orders-eu: %q, want %q", got, want)
+	}
+	deleted, err := adm.DeleteACLs(ctx(t), kadm.NewACLs().Allow(alice).AllowHosts().AnyResource().ResourcePatternType(kadm.ACLPatternAny).
+		Operations(kadm.OpAny))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range deleted {
+		if r.Err != nil {
+			t.Fatalf("DeleteACLs: %v", r.Err)
+		}
+		n += len(r.Deleted)
+	}
+	if n != 4 {
+		t.Fatalf("DeleteACLs by principal removed %d ACLs, want 4: %+v", n, deleted)
+	}
+	if left := describe(t, e, p, anyFilter()); !slices.Equal(left, []string{"GROUP:LITERAL:orders-app " + bob + " * READ DENY"}) {
+		t.Fatalf("after DeleteACLs: %q", left)
+	}
 }
