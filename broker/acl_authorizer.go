@@ -14,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zkafka/zkafka/broker/authz"
 	"github.com/zkafka/zkafka/broker/zkmeta"
+	"github.com/zkafka/zkafka/internal/x509name"
 )
 
 // The ACL authorizer (authorizer.class.name=kafka.security.authorizer.AclAuthorizer):
@@ -50,6 +51,9 @@ type aclAuthorizer struct {
 	mu    sync.Mutex
 	// versions are the znode versions of the cached patterns (a.mu held).
 	versions map[authz.Pattern]int32
+	// mapper turns a client certificate's DN into its principal's name
+	// (ssl.principal.mapping.rules; principal.go).
+	mapper *x509name.Mapper
 }
 
 // newACLAuthorizer creates the ACL znodes if missing and loads every ACL.
@@ -257,13 +261,15 @@ func (b *Broker) initAuthorizer() error {
 	if !b.cfg.Authz.Enabled() {
 		return nil
 	}
-	if err := b.cfg.Authz.check(); err != nil {
-		return err
+	mapper, err := x509name.ParseMappingRules(b.cfg.Authz.PrincipalMappingRules)
+	if err != nil {
+		return fmt.Errorf("ssl.principal.mapping.rules: %w", err)
 	}
 	a, err := newACLAuthorizer(b)
 	if err != nil {
 		return fmt.Errorf("ACL authorizer: %w", err)
 	}
+	a.mapper = mapper
 	b.acls = a
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/zkafka/zkafka/broker/authz"
+	"github.com/zkafka/zkafka/internal/x509name"
 )
 
 // AuthzConfig is the authorizer's keys, as Kafka 3.7 reads them in
@@ -20,19 +21,10 @@ type AuthzConfig struct {
 	// AllowEveryoneIfNoACL is allow.everyone.if.no.acl.found (false): a
 	// resource no ACL applies to is open to everyone.
 	AllowEveryoneIfNoACL bool
-	// PrincipalMappingRules is ssl.principal.mapping.rules; only DEFAULT
-	// (or unset) is supported: with an authorizer, anything else stops the
-	// start, since the principals would not be those the ACLs name.
+	// PrincipalMappingRules is ssl.principal.mapping.rules (DEFAULT): how
+	// a client certificate's DN becomes its principal's name
+	// (x509name.Mapper, Kafka's SslPrincipalMapper).
 	PrincipalMappingRules string
-}
-
-// check refuses, with an authorizer, what would make principals differ
-// from Kafka's.
-func (a *AuthzConfig) check() error {
-	if a.Enabled() && a.PrincipalMappingRules != "" && a.PrincipalMappingRules != "DEFAULT" {
-		return fmt.Errorf("ssl.principal.mapping.rules=%s: only DEFAULT is supported (a certificate's principal is User: and its whole subject DN)", a.PrincipalMappingRules)
-	}
-	return nil
 }
 
 // AclAuthorizerClass is the one authorizer zkafka has.
@@ -53,7 +45,8 @@ func (a *AuthzConfig) parseProperty(k, v string) (ok bool, err error) {
 		return true, err
 	case "ssl.principal.mapping.rules":
 		a.PrincipalMappingRules = v
-		return true, nil
+		_, err := x509name.ParseMappingRules(v)
+		return true, err
 	case "allow.everyone.if.no.acl.found":
 		// Kafka reads it with Scala's toBoolean: "true" or "false", any case.
 		switch strings.ToLower(v) {

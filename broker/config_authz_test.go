@@ -16,12 +16,9 @@ func TestAuthorizerConfig(t *testing.T) {
 	if !a.Enabled() || !a.AllowEveryoneIfNoACL || !slices.Equal(a.SuperUsers, []string{"User:admin", "User:CN=broker,O=zkafka"}) {
 		t.Fatalf("Authz = %+v", a)
 	}
-	rules := AuthzConfig{ClassName: AclAuthorizerClass, PrincipalMappingRules: "RULE:^CN=(.*?),O=.*$/$1/,DEFAULT"}
-	if err := rules.check(); err == nil || !strings.Contains(err.Error(), "only DEFAULT") {
-		t.Errorf("mapping rules with an authorizer: %v", err)
-	}
-	if rules.ClassName = ""; rules.check() != nil {
-		t.Error("mapping rules without an authorizer are refused")
+	if cfg, err := ParseProperties(strings.NewReader("ssl.principal.mapping.rules=RULE:^CN=(.*?),O=.*$/$1/L, DEFAULT\n"), nil); err != nil ||
+		cfg.Authz.PrincipalMappingRules != "RULE:^CN=(.*?),O=.*$/$1/L, DEFAULT" {
+		t.Errorf("mapping rules: %v %q", err, cfg.Authz.PrincipalMappingRules)
 	}
 	if cfg, _ := ParseProperties(strings.NewReader(""), nil); cfg.Authz.Enabled() || cfg.Authz.AllowEveryoneIfNoACL {
 		t.Fatalf("default Authz = %+v", cfg.Authz)
@@ -33,6 +30,7 @@ func TestAuthorizerConfig(t *testing.T) {
 		{"super.users=admin", "principalType:principalName"},
 		{"super.users=User:a;;User:b", "principalType:principalName"},
 		{"allow.everyone.if.no.acl.found=yes", "true or false"},
+		{"ssl.principal.mapping.rules=RULE:^CN=(.*$/$1/", "ssl.principal.mapping.rules"},
 	} {
 		_, err := ParseProperties(strings.NewReader(bad.line+"\n"), nil)
 		if err == nil || !strings.Contains(err.Error(), bad.want) {

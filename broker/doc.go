@@ -185,6 +185,5 @@
 // message format
 // down-conversion (magic 0/1 produce gets UNSUPPORTED_FOR_MESSAGE_FORMAT),
 // dynamic broker configs (AlterConfigs of a BROKER resource is refused),
-// SASL, ssl.principal.mapping.rules (a certificate's principal is its
-// whole DN, Kafka's DEFAULT rule), quotas.
+// SASL, quotas.
 package broker

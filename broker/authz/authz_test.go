@@ -81,6 +81,8 @@ func TestAuthorize(t *testing.T) {
 			r: alice, op: OpDescribe, rt: ResourceTopic, res: "t", want: true},
 		{name: "deny on other host does not apply", acls: []acl{{lit(ResourceTopic, "t"), allow("User:alice", OpRead)}, {lit(ResourceTopic, "t"), Entry{"User:alice", "10.0.0.1", OpRead, PermDeny}}},
 			r: alice, op: OpRead, rt: ResourceTopic, res: "t", want: true},
+		{name: "no principal, allow.everyone", allowIfNone: true, r: Request{"", "127.0.0.1"}, op: OpRead, rt: ResourceTopic, res: "t", want: false},
+		{name: "no principal, wildcard allow", acls: []acl{{lit(ResourceTopic, "t"), allow("User:*", OpRead)}}, r: Request{"", "127.0.0.1"}, op: OpRead, rt: ResourceTopic, res: "t", want: false},
 		{name: "super user beats deny", super: []string{"User:alice"}, acls: []acl{{lit(ResourceTopic, "t"), deny("User:alice", OpAll)}},
 			r: alice, op: OpRead, rt: ResourceTopic, res: "t", want: true},
 	} {

@@ -105,8 +105,12 @@ type Request struct {
 	Host      string
 }
 
-// Authorize decides op on the literal resource (rt, name) for r.
+// Authorize decides op on the literal resource (rt, name) for r. A
+// request without a principal is refused everything.
 func (c *Cache) Authorize(r Request, op Operation, rt ResourceType, name string) bool {
+	if r.Principal == "" {
+		return false
+	}
 	if c.superUsers[r.Principal] {
 		return true
 	}
@@ -174,6 +178,9 @@ func (c *Cache) AuthorizedOperations(r Request, rt ResourceType, name string) in
 // name, or a prefixed Deny that is a prefix of it) allows. Implied
 // operations do not count here, as in Kafka.
 func (c *Cache) AuthorizeByResourceType(r Request, op Operation, rt ResourceType) bool {
+	if r.Principal == "" {
+		return false
+	}
 	if c.superUsers[r.Principal] {
 		return true
 	}

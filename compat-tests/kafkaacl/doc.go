@@ -15,6 +15,8 @@
 //   - store_test.go: compare-and-set writes racing a write behind the
 //     broker's back, ACLs loaded at start, allow.everyone.if.no.acl.found,
 //     authorized-operations bit fields;
+//   - principal_test.go: ssl.principal.mapping.rules turning DNs into the
+//     principals of the ACLs and super.users, and refusing an unmapped one;
 //   - bench_test.go: a produce request with and without the authorizer;
 //   - kcat_test.go (-tags compat): kcat (librdkafka) denied, then allowed;
 //     kafka-python's admin client managing ACLs and its producer following
