@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zkafka/zkafka/broker/authz"
 	"github.com/zkafka/zkafka/kproto"
 )
 
@@ -54,9 +55,13 @@ func handleProduce(c *conn, hdr *kproto.RequestHeader, body []byte) (*response, 
 		out := &resp.Topics[i]
 		out.Topic = rt.Topic
 		out.Partitions = resize2(out.Partitions, len(rt.Partitions))
+		denied := req.TransactionID == nil && !c.allowedTopic(authz.OpWrite, rt.Topic)
 		for j := range rt.Partitions {
 			rp := &rt.Partitions[j]
-			pr := c.producePartition(req, t, rp, now)
+			pr := deniedProduce(rp.Partition)
+			if !denied {
+				pr = c.producePartition(req, t, rp, now)
+			}
 			failed = failed || pr.ErrorCode != kproto.CodeNone
 			out.Partitions[j] = pr
 		}

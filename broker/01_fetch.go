@@ -78,6 +78,7 @@ func handleFetch(c *conn, hdr *kproto.RequestHeader, body []byte) (*response, er
 // c.fetch; it returns the record bytes found and whether any partition
 // failed (Kafka answers at once then).
 func (c *conn) gatherFetch(req *kproto.FetchRequest) (total int64, failed bool) {
+	allowed, refused := 0, 0
 	fs := &c.fetch
 	fs.parts = resize2(fs.parts, len(req.Topics))
 	fs.topics = fs.topics[:0]
@@ -95,14 +96,21 @@ func (c *conn) gatherFetch(req *kproto.FetchRequest) (total int64, failed bool) 
 		}
 		fs.topics = append(fs.topics, t)
 		fs.parts[i] = resize2(fs.parts[i], len(rt.Partitions))
+		denied := c.fetchDenied(req, rt, t)
 		for j := range rt.Partitions {
 			fp := &fs.parts[i][j]
+			if denied { // refused partitions do not end the long poll (fetchDenied)
+				deniedFetch(fp, rt.Partitions[j].Partition)
+				refused++
+				continue
+			}
+			allowed++
 			c.fetchPartition(req, t, &rt.Partitions[j], fp, total, budget-total)
 			total += fp.rng.Len
 			failed = failed || fp.resp.ErrorCode != kproto.CodeNone
 		}
 	}
-	return total, failed
+	return total, failed || refused > 0 && allowed == 0
 }
 
 func resize2[T any](s []T, n int) []T {

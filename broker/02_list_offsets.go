@@ -3,6 +3,7 @@ package broker
 import (
 	"errors"
 
+	"github.com/zkafka/zkafka/broker/authz"
 	"github.com/zkafka/zkafka/kproto"
 	"github.com/zkafka/zkafka/store/segment"
 )
@@ -37,7 +38,12 @@ func handleListOffsets(c *conn, hdr *kproto.RequestHeader, body []byte) (*respon
 		out := &resp.Topics[i]
 		out.Topic = rt.Topic
 		out.Partitions = make([]kproto.ListOffsetsPartitionResponse, len(rt.Partitions))
+		denied := !c.allowedTopic(authz.OpDescribe, rt.Topic)
 		for j := range rt.Partitions {
+			if denied {
+				out.Partitions[j] = deniedListOffset(rt.Partitions[j].Partition)
+				continue
+			}
 			out.Partitions[j] = c.listOffset(req, t, &rt.Partitions[j])
 		}
 	}

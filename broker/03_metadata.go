@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"github.com/zkafka/zkafka/broker/authz"
 	"github.com/zkafka/zkafka/kproto"
 )
 
@@ -23,7 +24,12 @@ import (
 //     and the request allows it (always before v4), and answered
 //     LEADER_NOT_AVAILABLE until the controller's UpdateMetadata names it,
 //     as Kafka; an invalid name gets INVALID_TOPIC_EXCEPTION;
-//   - authorized operations (v8+): -2147483648 (not requested/unknown).
+//   - authorization (authorize_apis.go): the topics the principal may not
+//     DESCRIBE are left out of an all-topics answer, and answer
+//     TOPIC_AUTHORIZATION_FAILED when named; auto-creation needs CREATE on
+//     the cluster or the topic (else TOPIC_AUTHORIZATION_FAILED);
+//   - authorized operations (v8+): the bit fields when asked for, else
+//     -2147483648.
 
 func init() { regKey(kproto.KeyMetadata, 0, kproto.MetadataMaxVersion, handleMetadata) }
 
@@ -44,15 +50,16 @@ func handleMetadata(c *conn, hdr *kproto.RequestHeader, body []byte) (*response,
 	}
 	if req.AllTopics() {
 		for _, name := range b.meta.topicNames() {
-			if mt, ok := b.metadataTopic(name); ok {
+			if mt, ok := b.metadataTopic(name); ok && c.allowedTopic(authz.OpDescribe, name) {
 				resp.Topics = append(resp.Topics, mt)
 			}
 		}
 	} else {
 		for i := range req.Topics {
-			resp.Topics = append(resp.Topics, b.metadataFor(&req.Topics[i], req))
+			resp.Topics = append(resp.Topics, c.metadataAuthorized(&req.Topics[i], req))
 		}
 	}
+	c.setAuthorizedOperations(req, &resp)
 	return frame(hdr, func(dst []byte) []byte { return resp.AppendTo(dst, hdr.APIVersion) }), nil
 }
 

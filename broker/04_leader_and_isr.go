@@ -25,6 +25,9 @@ func init() { regKey(int16(kmsg.LeaderAndISR), 7, 7, kmsgHandler(handleLeaderAnd
 
 func handleLeaderAndISR(c *conn, req *kmsg.LeaderAndISRRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.LeaderAndISRResponse)
+	if c.clusterActionDenied() {
+		return deniedLeaderAndISR(req, resp), nil
+	}
 	b := c.b
 	if code := b.epochs.check(req.ControllerEpoch, req.BrokerEpoch); code != 0 {
 		resp.ErrorCode = code

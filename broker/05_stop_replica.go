@@ -23,6 +23,9 @@ func init() { regKey(int16(kmsg.StopReplica), 4, 4, kmsgHandler(handleStopReplic
 
 func handleStopReplica(c *conn, req *kmsg.StopReplicaRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.StopReplicaResponse)
+	if c.clusterActionDenied() {
+		return deniedStopReplica(req, resp), nil
+	}
 	b := c.b
 	if code := b.epochs.check(req.ControllerEpoch, req.BrokerEpoch); code != 0 {
 		resp.ErrorCode = code

@@ -1,6 +1,9 @@
 package broker
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/kproto"
+)
 
 // UpdateMetadata (key 6), v8 only, via kmsg: the controller tells every
 // broker the live brokers (with every listener's endpoint) and the states
@@ -14,6 +17,10 @@ func init() { regKey(int16(kmsg.UpdateMetadata), 8, 8, kmsgHandler(handleUpdateM
 
 func handleUpdateMetadata(c *conn, req *kmsg.UpdateMetadataRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.UpdateMetadataResponse)
+	if c.clusterActionDenied() {
+		resp.ErrorCode = ec(kproto.CodeClusterAuthorizationFailed)
+		return resp, nil
+	}
 	if code := c.b.epochs.check(req.ControllerEpoch, req.BrokerEpoch); code != 0 {
 		resp.ErrorCode = code
 		return resp, nil

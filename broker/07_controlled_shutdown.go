@@ -20,6 +20,10 @@ func init() { regKey(int16(kmsg.ControlledShutdown), 3, 3, kmsgHandler(handleCon
 
 func handleControlledShutdown(c *conn, req *kmsg.ControlledShutdownRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.ControlledShutdownResponse)
+	if c.clusterActionDenied() {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return resp, nil
+	}
 	b := c.b
 	if active, _, _ := b.ctrl.get(); !active || b.ctl == nil {
 		resp.ErrorCode = kerr.NotController.Code

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/broker/authz"
 	"github.com/zkafka/zkafka/kproto"
 )
 
@@ -46,12 +47,16 @@ func handleOffsetCommit(r groupRequest, req *kmsg.OffsetCommitRequest) kmsg.Resp
 			rt.Topic = t.Topic
 			for j, p := range t.Partitions {
 				rp := kmsg.NewOffsetCommitResponseTopicPartition()
-				rp.Partition, rp.ErrorCode = p.Partition, codes[i][j]
+				rp.Partition, rp.ErrorCode = p.Partition, r.c.offsetCommitCode(t.Topic, codes[i][j])
 				rt.Partitions = append(rt.Partitions, rp)
 			}
 			resp.Topics = append(resp.Topics, rt)
 		}
 	}()
+	if !r.c.allowedGroup(authz.OpRead, req.Group) {
+		setAll(ec(kproto.CodeGroupAuthorizationFailed))
+		return resp
+	}
 	if req.Group == "" {
 		setAll(ec(kproto.CodeInvalidGroupID))
 		return resp
@@ -101,6 +106,7 @@ func handleOffsetCommit(r groupRequest, req *kmsg.OffsetCommitRequest) kmsg.Resp
 				meta = *p.Metadata
 			}
 			switch {
+			case !r.c.allowedTopic(authz.OpRead, t.Topic): // not written; offsetCommitCode answers it
 			case tp == nil || p.Partition < 0 || int(p.Partition) >= len(tp.replicas):
 				codes[i][j] = ec(kproto.CodeUnknownTopicOrPartition)
 			case len(meta) > maxMeta:

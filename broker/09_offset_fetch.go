@@ -32,6 +32,7 @@ type fetchedPartition struct {
 	offset      int64
 	leaderEpoch int32
 	metadata    *string
+	errorCode   int16 // TOPIC_AUTHORIZATION_FAILED: a topic the principal may not DESCRIBE
 }
 
 type fetchedTopic struct {
@@ -41,7 +42,6 @@ type fetchedTopic struct {
 
 func handleOffsetFetch(r groupRequest, req *kmsg.OffsetFetchRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
-	co := r.c.b.groups
 	if req.Version >= 8 {
 		for _, rg := range req.Groups {
 			var topics []fetchTopic
@@ -51,7 +51,7 @@ func handleOffsetFetch(r groupRequest, req *kmsg.OffsetFetchRequest) kmsg.Respon
 					topics = append(topics, fetchTopic{t.Topic, t.Partitions})
 				}
 			}
-			code, out := co.fetchOffsets(rg.Group, topics)
+			code, out := r.c.fetchOffsetsAuthorized(rg.Group, topics)
 			g := kmsg.NewOffsetFetchResponseGroup()
 			g.Group, g.ErrorCode = rg.Group, code
 			for _, t := range out {
@@ -60,6 +60,7 @@ func handleOffsetFetch(r groupRequest, req *kmsg.OffsetFetchRequest) kmsg.Respon
 				for _, p := range t.partitions {
 					rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
 					rp.Partition, rp.Offset, rp.LeaderEpoch, rp.Metadata = p.partition, p.offset, p.leaderEpoch, p.metadata
+					rp.ErrorCode = p.errorCode
 					rt.Partitions = append(rt.Partitions, rp)
 				}
 				g.Topics = append(g.Topics, rt)
@@ -75,7 +76,7 @@ func handleOffsetFetch(r groupRequest, req *kmsg.OffsetFetchRequest) kmsg.Respon
 			topics = append(topics, fetchTopic{t.Topic, t.Partitions})
 		}
 	}
-	code, out := co.fetchOffsets(req.Group, topics)
+	code, out := r.c.fetchOffsetsAuthorized(req.Group, topics)
 	if code != 0 && req.Version < 2 {
 		// No top-level error field: every partition carries it.
 		out = nil
@@ -94,7 +95,8 @@ func handleOffsetFetch(r groupRequest, req *kmsg.OffsetFetchRequest) kmsg.Respon
 		for _, p := range t.partitions {
 			rp := kmsg.NewOffsetFetchResponseTopicPartition()
 			rp.Partition, rp.Offset, rp.LeaderEpoch, rp.Metadata = p.partition, p.offset, p.leaderEpoch, p.metadata
-			if req.Version < 2 {
+			rp.ErrorCode = p.errorCode
+			if req.Version < 2 && code != 0 {
 				rp.ErrorCode = code
 			}
 			rt.Partitions = append(rt.Partitions, rp)

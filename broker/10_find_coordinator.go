@@ -19,6 +19,9 @@ func handleFindCoordinator(c *conn, req *kmsg.FindCoordinatorRequest) (kmsg.Resp
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
 	host, port := c.b.selfEndpoint(c.listener)
 	answer := func(keyType int8, key string) (code int16, id int32, h string, p int32, msg *string) {
+		if code := c.coordinatorDenied(keyType, key); code != 0 {
+			return code, -1, "", -1, kerrMessage(code)
+		}
 		if keyType != 0 {
 			m := "transactions are not supported"
 			return int16(kproto.CodeCoordinatorNotAvailable), -1, "", -1, &m

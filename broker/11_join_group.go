@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/broker/authz"
 	"github.com/zkafka/zkafka/kproto"
 )
 
@@ -26,6 +27,9 @@ func handleJoinGroup(r groupRequest, req *kmsg.JoinGroupRequest) kmsg.Response {
 	cfg := &b.groups.cfg
 	session := time.Duration(req.SessionTimeoutMillis) * time.Millisecond
 	switch {
+	case !r.c.allowedGroup(authz.OpRead, req.Group):
+		resp.ErrorCode = ec(kproto.CodeGroupAuthorizationFailed)
+		return resp
 	case req.Group == "":
 		resp.ErrorCode = ec(kproto.CodeInvalidGroupID)
 		return resp

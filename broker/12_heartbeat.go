@@ -2,6 +2,7 @@ package broker
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/broker/authz"
 	"github.com/zkafka/zkafka/kproto"
 )
 
@@ -18,6 +19,10 @@ func init() { regKey(kproto.KeyHeartbeat, 0, 4, groupHandler(handleHeartbeat)) }
 
 func handleHeartbeat(r groupRequest, req *kmsg.HeartbeatRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
+	if !r.c.allowedGroup(authz.OpRead, req.Group) {
+		resp.ErrorCode = ec(kproto.CodeGroupAuthorizationFailed)
+		return resp
+	}
 	if req.Group == "" {
 		resp.ErrorCode = ec(kproto.CodeInvalidGroupID)
 		return resp

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/broker/authz"
 	"github.com/zkafka/zkafka/kproto"
 )
 
@@ -32,6 +33,8 @@ func handleLeaveGroup(r groupRequest, req *kmsg.LeaveGroupRequest) kmsg.Response
 	top := int16(0)
 	g, code := r.c.b.groups.lookup(req.Group, false)
 	switch {
+	case !r.c.allowedGroup(authz.OpRead, req.Group):
+		top = ec(kproto.CodeGroupAuthorizationFailed)
 	case req.Group == "":
 		top = ec(kproto.CodeInvalidGroupID)
 	case code != 0:

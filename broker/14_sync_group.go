@@ -2,6 +2,7 @@ package broker
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/broker/authz"
 	"github.com/zkafka/zkafka/kproto"
 )
 
@@ -19,6 +20,10 @@ func init() { regKey(kproto.KeySyncGroup, 0, 5, groupHandler(handleSyncGroup)) }
 func handleSyncGroup(r groupRequest, req *kmsg.SyncGroupRequest) kmsg.Response {
 	b := r.c.b
 	resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
+	if !r.c.allowedGroup(authz.OpRead, req.Group) {
+		resp.ErrorCode = ec(kproto.CodeGroupAuthorizationFailed)
+		return resp
+	}
 	if req.Group == "" {
 		resp.ErrorCode = ec(kproto.CodeInvalidGroupID)
 		return resp

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/broker/authz"
 	"github.com/zkafka/zkafka/kproto"
 )
 
@@ -12,8 +13,8 @@ import (
 // As Kafka: a group that does not exist is described as Dead with no
 // error; member metadata and assignments are given only when the group
 // is Stable; the protocol name is empty while a rebalance is being
-// prepared. v3 adds authorized operations (all, when asked: there are
-// no ACLs), v4 instance ids.
+// prepared. v3 adds authorized operations (when asked), v4 instance ids.
+// A group the principal may not DESCRIBE is GROUP_AUTHORIZATION_FAILED.
 
 func init() { regKey(kproto.KeyDescribeGroups, 0, 5, groupHandler(handleDescribeGroups)) }
 
@@ -24,7 +25,11 @@ func handleDescribeGroups(r groupRequest, req *kmsg.DescribeGroupsRequest) kmsg.
 		rg.Group, rg.State = name, groupDead.String()
 		rg.AuthorizedOperations = math.MinInt32
 		if req.IncludeAuthorizedOperations {
-			rg.AuthorizedOperations = groupAllOperations
+			rg.AuthorizedOperations = r.c.authorizedOperations(authz.ResourceGroup, name)
+		}
+		if !r.c.allowedGroup(authz.OpDescribe, name) {
+			resp.Groups = append(resp.Groups, deniedDescribedGroup(name))
+			continue
 		}
 		if name == "" {
 			rg.ErrorCode = ec(kproto.CodeInvalidGroupID)
@@ -59,7 +64,3 @@ func handleDescribeGroups(r groupRequest, req *kmsg.DescribeGroupsRequest) kmsg.
 	}
 	return resp
 }
-
-// groupAllOperations is READ, DESCRIBE and DELETE (Kafka's group
-// operations) as the bit set of AclOperation codes 3, 8 and 6.
-const groupAllOperations = 1<<3 | 1<<6 | 1<<8

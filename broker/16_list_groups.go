@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/broker/authz"
 	"github.com/zkafka/zkafka/kproto"
 )
 
@@ -26,6 +27,7 @@ func handleListGroups(r groupRequest, req *kmsg.ListGroupsRequest) kmsg.Response
 		return resp
 	}
 	seen := map[string]bool{}
+	all := r.c.allowedCluster(authz.OpDescribe) // else the groups it may DESCRIBE
 	for _, g := range co.loadedGroups() {
 		names = append(names, g.name)
 	}
@@ -35,6 +37,9 @@ func handleListGroups(r groupRequest, req *kmsg.ListGroupsRequest) kmsg.Response
 			continue
 		}
 		seen[name] = true
+		if !all && !r.c.allowedGroup(authz.OpDescribe, name) {
+			continue
+		}
 		if br, _, ok := co.b.coordinatorFor(name); ok && br.id != co.b.cfg.BrokerID {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/broker/authz"
 	"github.com/zkafka/zkafka/kproto"
 )
 
@@ -39,7 +40,12 @@ func handleCreateTopics(c *conn, req *kmsg.CreateTopicsRequest) (kmsg.Response, 
 		if seen[rt.Topic] > 1 {
 			msg := "Create topics request from client contains duplicate topic names."
 			st.ErrorCode, st.ErrorMessage = int16(kproto.CodeInvalidRequest), &msg
+			c.hideCreatedConfigs(&st)
 			resp.Topics = append(resp.Topics, st)
+			continue
+		}
+		if !c.allowedCluster(authz.OpCreate) && !c.allowedTopic(authz.OpCreate, rt.Topic) {
+			resp.Topics = append(resp.Topics, c.deniedTopicCreation(st))
 			continue
 		}
 		spec := topicSpec{name: rt.Topic, partitions: rt.NumPartitions, rf: rt.ReplicationFactor, configs: map[string]string{}}
@@ -59,6 +65,7 @@ func handleCreateTopics(c *conn, req *kmsg.CreateTopicsRequest) (kmsg.Response, 
 		st.ErrorCode, st.ErrorMessage = int16(code), msg
 		if err == nil {
 			fillCreatedTopic(c.b, &st, t, spec)
+			c.hideCreatedConfigs(&st)
 		}
 		resp.Topics = append(resp.Topics, st)
 	}

@@ -53,6 +53,10 @@ func handleDeleteTopics(c *conn, req *kmsg.DeleteTopicsRequest) (kmsg.Response, 
 			}
 			name = t.name
 		}
+		if c.topicDeletionDenied(&st, name) {
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
 		n := name
 		st.Topic = &n
 		if t := c.b.cluster.topic(name); t != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/broker/authz"
 	"github.com/zkafka/zkafka/broker/zkmeta"
 	"github.com/zkafka/zkafka/kproto"
 )
@@ -39,6 +40,10 @@ func handleInitProducerID(c *conn, req *kmsg.InitProducerIDRequest) (kmsg.Respon
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if req.TransactionalID != nil {
 		resp.ErrorCode = int16(codeTransactionalIDAuthorizationFailed)
+		return resp, nil
+	}
+	if !c.allowedCluster(authz.OpIdempotentWrite) && !c.allowedOnSomeTopic(authz.OpWrite) {
+		resp.ErrorCode = int16(kproto.CodeClusterAuthorizationFailed)
 		return resp, nil
 	}
 	if req.ProducerID >= 0 && req.ProducerEpoch >= 0 && req.ProducerEpoch < 32766 {

@@ -21,6 +21,7 @@ func handleOffsetForLeaderEpoch(c *conn, req *kmsg.OffsetForLeaderEpochRequest) 
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
 	for _, rt := range req.Topics {
 		t := c.b.cluster.topic(rt.Topic)
+		denied := c.epochsDenied(rt.Topic)
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
 		for _, rp := range rt.Partitions {
@@ -28,6 +29,8 @@ func handleOffsetForLeaderEpoch(c *conn, req *kmsg.OffsetForLeaderEpochRequest) 
 			sp.Partition, sp.LeaderEpoch, sp.EndOffset = rp.Partition, -1, -1
 			part := t.partition(rp.Partition)
 			switch {
+			case denied:
+				sp.ErrorCode = int16(kproto.CodeTopicAuthorizationFailed)
 			case t == nil || rp.Partition < 0 || int(rp.Partition) >= len(t.replicas):
 				sp.ErrorCode = int16(kproto.CodeUnknownTopicOrPartition)
 			case part == nil:

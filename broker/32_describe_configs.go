@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/broker/authz"
 	"github.com/zkafka/zkafka/kproto"
 )
 
@@ -23,9 +24,15 @@ func init() { regKey(kproto.KeyDescribeConfigs, 0, 4, kmsgHandler(handleDescribe
 
 func handleDescribeConfigs(c *conn, req *kmsg.DescribeConfigsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	var denied []kmsg.DescribeConfigsResponseResource // answered after the others, as Kafka
 	for _, r := range req.Resources {
 		rr := kmsg.NewDescribeConfigsResponseResource()
 		rr.ResourceType, rr.ResourceName = r.ResourceType, r.ResourceName
+		if rr.ErrorCode = c.configsDenied(authz.OpDescribeConfigs, r.ResourceType, r.ResourceName); rr.ErrorCode != 0 {
+			rr.ErrorMessage = kerrMessage(rr.ErrorCode)
+			denied = append(denied, rr)
+			continue
+		}
 		var entries []configEntry
 		switch r.ResourceType {
 		case kmsg.ConfigResourceTypeTopic:
@@ -55,6 +62,7 @@ func handleDescribeConfigs(c *conn, req *kmsg.DescribeConfigsRequest) (kmsg.Resp
 		}
 		resp.Resources = append(resp.Resources, rr)
 	}
+	resp.Resources = append(resp.Resources, denied...)
 	return resp, nil
 }
 

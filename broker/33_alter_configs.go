@@ -2,6 +2,7 @@ package broker
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/broker/authz"
 	"github.com/zkafka/zkafka/kproto"
 )
 
@@ -22,6 +23,10 @@ func handleAlterConfigs(c *conn, req *kmsg.AlterConfigsRequest) (kmsg.Response, 
 	for _, r := range req.Resources {
 		rr := kmsg.NewAlterConfigsResponseResource()
 		rr.ResourceType, rr.ResourceName = r.ResourceType, r.ResourceName
+		if rr.ErrorCode = c.configsDenied(authz.OpAlterConfigs, r.ResourceType, r.ResourceName); rr.ErrorCode != 0 {
+			resp.Resources = append(resp.Resources, rr)
+			continue
+		}
 		code, msg := codeOf(c.b.alterConfigs(&r, req.ValidateOnly))
 		rr.ErrorCode, rr.ErrorMessage = int16(code), msg
 		resp.Resources = append(resp.Resources, rr)

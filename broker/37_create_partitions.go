@@ -2,6 +2,7 @@ package broker
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/broker/authz"
 	"github.com/zkafka/zkafka/kproto"
 )
 
@@ -28,6 +29,8 @@ func handleCreatePartitions(c *conn, req *kmsg.CreatePartitionsRequest) (kmsg.Re
 		var err error
 		if seen[rt.Topic] > 1 {
 			err = adminErr(kproto.CodeInvalidRequest, "Duplicate topic in request.")
+		} else if !c.allowedTopic(authz.OpAlter, rt.Topic) {
+			err = adminErr(kproto.CodeTopicAuthorizationFailed, "The topic authorization is failed.")
 		} else {
 			var assignment [][]int32
 			for _, a := range rt.Assignment {

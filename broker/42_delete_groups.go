@@ -2,6 +2,7 @@ package broker
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/broker/authz"
 	"github.com/zkafka/zkafka/kproto"
 )
 
@@ -18,7 +19,10 @@ func handleDeleteGroups(r groupRequest, req *kmsg.DeleteGroupsRequest) kmsg.Resp
 	for _, name := range req.Groups {
 		rg := kmsg.NewDeleteGroupsResponseGroup()
 		rg.Group = name
-		rg.ErrorCode = r.c.b.groups.deleteGroup(name)
+		rg.ErrorCode = ec(kproto.CodeGroupAuthorizationFailed)
+		if r.c.allowedGroup(authz.OpDelete, name) {
+			rg.ErrorCode = r.c.b.groups.deleteGroup(name)
+		}
 		resp.Groups = append(resp.Groups, rg)
 	}
 	return resp

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/broker/authz"
 	"github.com/zkafka/zkafka/kproto"
 )
 
@@ -26,6 +27,10 @@ func handleIncrementalAlterConfigs(c *conn, req *kmsg.IncrementalAlterConfigsReq
 	for _, r := range req.Resources {
 		rr := kmsg.NewIncrementalAlterConfigsResponseResource()
 		rr.ResourceType, rr.ResourceName = r.ResourceType, r.ResourceName
+		if rr.ErrorCode = c.configsDenied(authz.OpAlterConfigs, r.ResourceType, r.ResourceName); rr.ErrorCode != 0 {
+			resp.Resources = append(resp.Resources, rr)
+			continue
+		}
 		code, msg := codeOf(c.b.incrementalAlterConfigs(&r, req.ValidateOnly))
 		rr.ErrorCode, rr.ErrorMessage = int16(code), msg
 		resp.Resources = append(resp.Resources, rr)

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/broker/authz"
 	"github.com/zkafka/zkafka/kproto"
 )
 
@@ -18,6 +19,10 @@ func init() { regKey(kproto.KeyOffsetDelete, 0, 0, groupHandler(handleOffsetDele
 func handleOffsetDelete(r groupRequest, req *kmsg.OffsetDeleteRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
 	b := r.c.b
+	if !r.c.allowedGroup(authz.OpDelete, req.Group) {
+		resp.ErrorCode = ec(kproto.CodeGroupAuthorizationFailed)
+		return resp
+	}
 	if req.Group == "" {
 		resp.ErrorCode = ec(kproto.CodeInvalidGroupID)
 		return resp
@@ -52,10 +57,13 @@ func handleOffsetDelete(r groupRequest, req *kmsg.OffsetDeleteRequest) kmsg.Resp
 		rt := kmsg.NewOffsetDeleteResponseTopic()
 		rt.Topic = t.Topic
 		known := b.cluster.topic(t.Topic) != nil
+		readable := r.c.allowedTopic(authz.OpRead, t.Topic)
 		for _, p := range t.Partitions {
 			rp := kmsg.NewOffsetDeleteResponseTopicPartition()
 			rp.Partition = p.Partition
 			switch {
+			case !readable:
+				rp.ErrorCode = ec(kproto.CodeTopicAuthorizationFailed)
 			case !known:
 				rp.ErrorCode = ec(kproto.CodeUnknownTopicOrPartition)
 			case subscribed[t.Topic]:

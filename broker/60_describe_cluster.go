@@ -9,7 +9,8 @@ import (
 // controller id as the controller's last UpdateMetadata gave them
 // (metadata_cache.go), and the cluster id; endpoint type (v1) must be 1 (brokers),
 // otherwise UNSUPPORTED_ENDPOINT_TYPE (as a ZooKeeper-mode broker). No
-// racks; cluster authorized operations are unknown.
+// racks. As Kafka, it refuses nobody: cluster authorized operations, when
+// asked for, are 0 for a principal that may not DESCRIBE the cluster.
 
 func init() { regKey(kproto.KeyDescribeCluster, 0, 1, kmsgHandler(handleDescribeCluster)) }
 
@@ -24,7 +25,7 @@ func handleDescribeCluster(c *conn, req *kmsg.DescribeClusterRequest) (kmsg.Resp
 	resp.EndpointType = 1
 	resp.ClusterID = c.b.clusterID
 	resp.ControllerID = c.b.meta.controllerID()
-	resp.ClusterAuthorizedOperations = authorizedOpsUnknown
+	resp.ClusterAuthorizedOperations = c.clusterOperations(req.IncludeClusterAuthorizedOperations)
 	for _, br := range c.b.meta.liveBrokers() {
 		rb := kmsg.NewDescribeClusterResponseBroker()
 		rb.Host, rb.Port = br.at(c.listener)

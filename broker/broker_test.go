@@ -163,6 +163,7 @@ func TestAdvertisedVersions(t *testing.T) {
 		42: {0, 2}, 47: {0, 0}, 33: {0, 2}, 44: {0, 1},
 		4: {7, 7}, 5: {4, 4}, 6: {8, 8}, 7: {3, 3},
 		17: {0, 1}, 36: {0, 2}, 50: {0, 0}, 51: {0, 0}, // SASL, SCRAM credentials
+		29: {0, 3}, 30: {0, 3}, 31: {0, 3}, // ACLs
 	}
 	got := advertisedVersions()
 	if len(got) != len(want) {

@@ -38,6 +38,8 @@ type Config struct {
 	// ZooKeeperClient secures the broker's ZooKeeper session: TLS, SASL,
 	// secure ACLs (config_zkclient.go).
 	ZooKeeperClient ZooKeeperClientConfig
+	// Authz is the authorizer and its ACLs' keys (config_authz.go).
+	Authz AuthzConfig
 	// AdvertisedListeners are registered in /brokers/ids and returned by
 	// Metadata (advertised.listeners). Empty means the listener's address.
 	AdvertisedListeners []string
@@ -273,6 +275,9 @@ func applyOtherProperty(cfg *Config, p properties.Property, log *slog.Logger) er
 		return err
 	}
 	if ok, err := cfg.SSL.parseProperty(k, v); ok {
+		return err
+	}
+	if ok, err := cfg.Authz.parseProperty(k, v); ok {
 		return err
 	}
 	if ok, err := cfg.InterBroker.parseProperty(k, v); ok {

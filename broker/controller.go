@@ -72,6 +72,7 @@ func (b *Broker) startCluster(addr []net.Addr) error {
 	b.goTracked("zk-topics", b.topicsLoop)
 	b.goTracked("zk-delete-topics", b.deleteTopicsLoop)
 	b.goTracked("zk-config-changes", b.configChangesLoop)
+	b.startACLChangeLoops()
 	return nil
 }
 

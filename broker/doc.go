@@ -53,6 +53,13 @@
 //	                topicconfig.go per-topic configs, topicconfig_alter.go their changes at
 //	                run time (keys 33, 44), config_changes.go the /config/changes watch
 //	group_*.go      the group coordinator: state machine, ZooKeeper store, expiry
+//	acl_authorizer.go  the ACL authorizer (authorizer.class.name): ACLs in Kafka's znodes,
+//	                compare-and-set writes, change notifications followed by every broker;
+//	                authz/ (package authz) the pure rules and the cache; config_authz.go its keys
+//	acl_apis.go     what CreateAcls / DescribeAcls / DeleteAcls (29_, 30_, 31_) share
+//	authorize.go    the handlers' authorization checks (one call near each handler's top);
+//	                authorize_apis.go what a refusal answers, per API; principal.go the
+//	                connection's principal (User:ANONYMOUS, or the client certificate's DN)
 //	metrics*.go     Prometheus metrics with the JMX exporter's names on zkafka.metrics.port
 //	                (metrics.go the request-path counters, metrics_state.go the gauges,
 //	                metrics_http.go the key, /healthz and /readyz)
@@ -166,7 +173,10 @@
 // are opened) and /controller; the controller also watches
 // /admin/delete_topics. Leadership reaches the brokers in the
 // controller's requests (LeaderAndIsr, UpdateMetadata, StopReplica; keys
-// 4-6), on the inter-broker listener.
+// 4-6), on the inter-broker listener. With an authorizer:
+// /kafka-acl/{Type}/{name}, /kafka-acl-extended/prefixed/{Type}/{name} and
+// the notifications under /kafka-acl-changes and
+// /kafka-acl-extended-changes (zkmeta/acl.go), which every broker watches.
 //
 // # Shutdown
 //

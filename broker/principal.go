@@ -2,17 +2,18 @@ package broker
 
 import (
 	"crypto/tls"
-	"crypto/x509/pkix"
-	"encoding/asn1"
+
+	"github.com/zkafka/zkafka/internal/x509name"
 )
 
 // The principal of a connection, as Kafka's DefaultKafkaPrincipalBuilder
-// makes it: "User:NAME" for a SASL client (its authenticated user), the
-// client certificate's subject for an SSL client that gave one
-// ("User:CN=alice,OU=eng,O=Example", RFC 2253 as Java's
-// X500Principal.getName(), most specific part first), else
-// "User:ANONYMOUS" (PLAINTEXT, and SSL without a client certificate).
-// ACL checks read it.
+// makes it: "User:NAME" for a SASL client (its authenticated user); for an
+// SSL client that gave a certificate, "User:" + the certificate's subject
+// DN (RFC 2253, as Java's X500Principal.getName()) mapped by
+// ssl.principal.mapping.rules (the DN itself with DEFAULT); else
+// "User:ANONYMOUS" (PLAINTEXT, and SSL without a client certificate). A DN
+// that no rule maps fails the connection, as Kafka fails its
+// authentication. ACL checks read it.
 
 // anonymousPrincipal is Kafka's KafkaPrincipal.ANONYMOUS.
 const anonymousPrincipal = "User:ANONYMOUS"
@@ -35,20 +36,26 @@ func (c *conn) setPrincipal(name string) {
 }
 
 // setTLSPrincipal takes the principal of a TLS connection's client
-// certificate, if it gave one.
-func (c *conn) setTLSPrincipal(st tls.ConnectionState) {
+// certificate, if it gave one. It reports false when no mapping rule maps
+// the certificate's DN: the caller closes the connection.
+func (c *conn) setTLSPrincipal(st tls.ConnectionState) bool {
 	if len(st.PeerCertificates) == 0 {
-		return
+		return true
 	}
-	c.setPrincipal(subjectDN(st.PeerCertificates[0].RawSubject))
+	name, err := c.b.certPrincipalName(x509name.RFC2253(st.PeerCertificates[0]))
+	if err != nil {
+		c.log.Warn("closing connection: its certificate has no principal", "err", err)
+		return false
+	}
+	c.setPrincipal(name)
+	return true
 }
 
-// subjectDN is a certificate subject in RFC 2253 form, from its DER bytes
-// (so the attributes keep their order, which pkix.Name does not).
-func subjectDN(raw []byte) string {
-	var rdns pkix.RDNSequence
-	if rest, err := asn1.Unmarshal(raw, &rdns); err != nil || len(rest) > 0 {
-		return "ANONYMOUS"
+// certPrincipalName maps a certificate's DN (the DN itself without an
+// authorizer, whose mapper holds the rules).
+func (b *Broker) certPrincipalName(dn string) (string, error) {
+	if b.acls == nil || b.acls.mapper == nil {
+		return dn, nil
 	}
-	return rdns.String()
+	return b.acls.mapper.Name(dn)
 }

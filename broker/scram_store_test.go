@@ -4,8 +4,6 @@ import (
 	"crypto/hmac"
 	"crypto/pbkdf2"
 	"crypto/sha512"
-	"crypto/x509/pkix"
-	"encoding/asn1"
 	"encoding/base64"
 	"reflect"
 	"testing"
@@ -67,22 +65,6 @@ func TestSanitize(t *testing.T) {
 		if got != want || ok != (want != "") {
 			t.Errorf("changedUser(%s) = %q %v, want %q", data, got, ok, want)
 		}
-	}
-}
-
-// TestSubjectDN: a certificate subject as Java's X500Principal.getName()
-// writes it, the last RDN first, in the certificate's order.
-func TestSubjectDN(t *testing.T) {
-	name := pkix.Name{Country: []string{"US"}, Organization: []string{"Example"}, OrganizationalUnit: []string{"eng"}, CommonName: "alice"}
-	raw, err := asn1.Marshal(name.ToRDNSequence())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := subjectDN(raw); got != "CN=alice,OU=eng,O=Example,C=US" {
-		t.Fatalf("subjectDN = %q", got)
-	}
-	if got := subjectDN([]byte("junk")); got != "ANONYMOUS" {
-		t.Fatalf("subjectDN(junk) = %q", got)
 	}
 }
 

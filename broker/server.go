@@ -71,6 +71,9 @@ type Broker struct {
 	// credentials (scram_store.go).
 	sasl  map[string]*saslListener
 	scram *scramStore
+	// acls is the ACL authorizer (nil without authorizer.class.name;
+	// acl_authorizer.go), set by New.
+	acls *aclAuthorizer
 
 	registerOnce sync.Once
 	registered   chan struct{} // closed once /brokers/ids/{id} exists
@@ -168,6 +171,9 @@ func (b *Broker) bootstrap() error {
 	}
 	b.clusterID = id
 	if err := b.loadAllTopics(); err != nil {
+		return err
+	}
+	if err := b.initAuthorizer(); err != nil {
 		return err
 	}
 	b.log.Info("broker loaded cluster metadata", "cluster_id", id, "topics", b.cluster.topicCount())

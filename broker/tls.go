@@ -96,7 +96,10 @@ func (c *conn) handshake() bool {
 		c.nc.Close()
 		return false
 	}
-	c.setTLSPrincipal(tc.ConnectionState())
+	if !c.setTLSPrincipal(tc.ConnectionState()) {
+		c.nc.Close()
+		return false
+	}
 	return true
 }
 

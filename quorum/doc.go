@@ -45,7 +45,7 @@
 //	config_dynamic.go   dynamicConfigFile: the server.N lines of zoo.cfg.dynamic.VERSION
 //	config_tls.go       secureClientPort and ssl.*: the client TLS (stores through internal/keystore)
 //	secure.go           the TLS client listener, the handshake, x509 identities of client certificates
-//	dn.go               a certificate's subject as Java's X500Principal.getName() writes it
+//	                    (the subject as X500Principal.getName() writes it: internal/x509name)
 //	stats.go            the counters the four-letter words report
 //	metrics.go          the Prometheus metrics (mntr's numbers, Apache's provider's names)
 //	metrics_config.go   metricsProvider.* and admin.* (Prometheus endpoint, AdminServer)

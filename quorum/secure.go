@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 
+	"github.com/zkafka/zkafka/internal/x509name"
 	"github.com/zkafka/zkafka/zkproto"
 )
 
@@ -67,7 +68,7 @@ func (c *conn) tlsHandshake() bool {
 		return false
 	}
 	if certs := tc.ConnectionState().PeerCertificates; len(certs) > 0 {
-		dn := rfc2253(certs[0])
+		dn := x509name.RFC2253(certs[0])
 		super := c.srv.cfg.X509SuperUser != "" && dn == c.srv.cfg.X509SuperUser
 		if super {
 			c.addIdentity(zkproto.ID{Scheme: "super", ID: dn}, true)

@@ -18,6 +18,10 @@
 //	/controller                ephemeral      ControllerZNode (version 2, brokerid)
 //	/controller_epoch                         decimal epoch; its zkVersion fences controller writes
 //	/latest_producer_id_block                 ProducerIDBlockZNode
+//	/kafka-acl/{Type}/{name}                  AclsZNode (literal patterns; acl.go)
+//	/kafka-acl-extended/prefixed/{Type}/{n}   AclsZNode (prefixed patterns)
+//	/kafka-acl-changes/acl_changes_N          "TOPIC:name" (persistent sequential)
+//	/kafka-acl-extended-changes/acl_changes_N ExtendedACLChangeZNode
 //
 // # Security
 //

@@ -62,6 +62,8 @@ func TestBadConfigExitsWithOneLine(t *testing.T) {
 			[]string{serverProps + ":1:", "broker.id=-1", "not supported"}},
 		{"ssl.client.auth", serverProps, "broker.id=0\nssl.client.auth=need\n", []string{"broker", serverProps},
 			[]string{serverProps + ":2:", "ssl.client.auth=need", "none, requested, required"}},
+		{"SimpleAclAuthorizer", serverProps, "broker.id=0\nauthorizer.class.name=kafka.security.auth.SimpleAclAuthorizer\n", []string{"broker", serverProps},
+			[]string{serverProps + ":2:", "authorizer.class.name=kafka.security.auth.SimpleAclAuthorizer", "kafka.security.authorizer.AclAuthorizer"}},
 		{"SSL listener without keystore", serverProps, "listeners=SSL://127.0.0.1:9093\n", []string{"broker", serverProps},
 			[]string{serverProps + ":1:", "listeners=SSL://127.0.0.1:9093", "ssl.keystore.location"}},
 		{"SASL listener with Kafka's default GSSAPI", serverProps, "listeners=SASL_PLAINTEXT://127.0.0.1:9094\n", []string{"broker", serverProps},

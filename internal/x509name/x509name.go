@@ -1,4 +1,4 @@
-package quorum
+package x509name
 
 import (
 	"crypto/x509"
@@ -16,9 +16,9 @@ var rfc2253Keywords = map[string]string{
 	"0.9.2342.19200300.100.1.25": "DC", "0.9.2342.19200300.100.1.1": "UID",
 }
 
-// rfc2253 is the certificate's subject as X500Principal.getName() gives
+// RFC2253 is the certificate's subject as X500Principal.getName() gives
 // it: the RDNs last to first, "," between them, "+" inside one.
-func rfc2253(cert *x509.Certificate) string {
+func RFC2253(cert *x509.Certificate) string {
 	var seq pkix.RDNSequence
 	if _, err := asn1.Unmarshal(cert.RawSubject, &seq); err != nil {
 		return cert.Subject.String()

@@ -1,4 +1,4 @@
-package quorum
+package x509name
 
 import (
 	"crypto/x509/pkix"
@@ -8,7 +8,7 @@ import (
 	"github.com/zkafka/zkafka/internal/keystore/keystoretest"
 )
 
-// TestRFC2253 checks rfc2253 against what Java 17's
+// TestRFC2253 checks RFC2253 against what Java 17's
 // X500Principal.getName() printed for the same certificates (made here,
 // written out as DER, read by a CertificateFactory).
 func TestRFC2253(t *testing.T) {
@@ -28,7 +28,7 @@ func TestRFC2253(t *testing.T) {
 		}}, "UID=u1,DC=example"},
 	} {
 		leaf := keystoretest.Leaf(t, ca, tc.name)
-		if got := rfc2253(leaf.Cert); got != tc.want {
+		if got := RFC2253(leaf.Cert); got != tc.want {
 			t.Errorf("%v: got %q, want %q", tc.name, got, tc.want)
 		}
 		if dumpDir != "" {
@@ -46,3 +46,13 @@ func TestRFC2253(t *testing.T) {
 //	    f.generateCertificate(new java.io.FileInputStream(p))).getSubjectX500Principal().getName());
 //	}}
 var dumpDir = ""
+
+// BenchmarkRFC2253: the cost of one principal from a client certificate.
+func BenchmarkRFC2253(b *testing.B) {
+	ca := keystoretest.CA(b, "ca")
+	leaf := keystoretest.Leaf(b, ca, pkix.Name{CommonName: "alice", Organization: []string{"zkafka"}})
+	b.ReportAllocs()
+	for b.Loop() {
+		RFC2253(leaf.Cert)
+	}
+}
