@@ -56,6 +56,9 @@ type Config struct {
 	// X509SuperUser is X509AuthenticationProvider.superUser: the subject
 	// DN of a client certificate that makes its connections super.
 	X509SuperUser string
+	// SASL is client SASL and the enforcement of authentication
+	// (config_sasl.go).
+	SASL SASLConfig
 
 	// initialText is the zoo.cfg as read (the AdminServer's
 	// initial_configuration).
@@ -148,6 +151,9 @@ func LoadConfig(path string, log *slog.Logger) (Config, error) {
 		return Config{}, &properties.Error{File: path, Allowed: "dataDir is not set; it must name the directory of the snapshots (and of myid)"}
 	}
 	if err := c.loadMyID(path); err != nil {
+		return Config{}, err
+	}
+	if err := c.SASL.loadJAAS(os.Getenv, log); err != nil {
 		return Config{}, err
 	}
 	return c, nil

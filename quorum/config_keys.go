@@ -127,6 +127,9 @@ func (p *configParser) apply(prop properties.Property) error {
 		if ok, err := p.applyTLS(prop); ok {
 			return err
 		}
+		if ok, err := p.applySASL(prop); ok {
+			return err
+		}
 		return p.applyOther(prop, v)
 	}
 	return err
@@ -181,6 +184,9 @@ func (p *configParser) checkRelations() error {
 		return err
 	}
 	if err := p.checkTLS(); err != nil {
+		return err
+	}
+	if err := p.checkSASL(); err != nil {
 		return err
 	}
 	if len(p.c.Servers) == 0 {
@@ -436,7 +442,7 @@ var ignoredKeys = map[string]func(properties.Property) error{
 	"requestThrottleLimit": nil, "requestThrottleStallTime": nil, "requestThrottleDropStale": nil,
 	"largeRequestMaxBytes": nil, "largeRequestThreshold": nil, "outstandingHandshake.limit": nil,
 	"watchManagerName": nil, "closeSessionTxn.enabled": nil,
-	"sessionRequireClientSASLAuth": nil, "kerberos.removeHostFromPrincipal": nil,
+	"kerberos.removeHostFromPrincipal":   nil,
 	"kerberos.removeRealmFromPrincipal":  nil,
 	"serializeLastProcessedZxid.enabled": nil,
 	// ssl.* keys of the client port that change nothing zkafka does (no
@@ -448,7 +454,7 @@ var ignoredKeys = map[string]func(properties.Property) error{
 }
 
 // ignoredPrefixes are families of such keys.
-var ignoredPrefixes = []string{"metricsProvider.", "authProvider.", "ssl.quorum.", "netty.", "connection_throttle_", "admin."}
+var ignoredPrefixes = []string{"metricsProvider.", "ssl.quorum.", "netty.", "connection_throttle_", "admin."}
 
 func hasIgnoredPrefix(key string) bool {
 	return slices.ContainsFunc(ignoredPrefixes, func(p string) bool { return strings.HasPrefix(key, p) })

@@ -46,6 +46,9 @@
 //	config_tls.go       secureClientPort and ssl.*: the client TLS (stores through internal/keystore)
 //	secure.go           the TLS client listener, the handshake, x509 identities of client certificates
 //	dn.go               a certificate's subject as Java's X500Principal.getName() writes it
+//	config_sasl.go      client SASL and enforce.auth.*: authProvider.N, the JAAS file of the users
+//	sasl.go             opcode 102 (DIGEST-MD5 through internal/digestmd5), sasl identities,
+//	                    refusing unauthenticated clients (enforce.auth.*)
 //	stats.go            the counters the four-letter words report
 //	metrics.go          the Prometheus metrics (mntr's numbers, Apache's provider's names)
 //	metrics_config.go   metricsProvider.* and admin.* (Prometheus endpoint, AdminServer)
