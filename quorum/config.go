@@ -56,6 +56,12 @@ type Config struct {
 	// X509SuperUser is X509AuthenticationProvider.superUser: the subject
 	// DN of a client certificate that makes its connections super.
 	X509SuperUser string
+	// SSLQuorum is sslQuorum: the peer transport runs over TLS with
+	// QuorumTLS (ssl.quorum.*); QuorumPortUnification (portUnification)
+	// lets the peer port take plain peers too, for a rolling change.
+	SSLQuorum             bool
+	QuorumTLS             TLSConfig
+	QuorumPortUnification bool
 	// SASL is client SASL and the enforcement of authentication
 	// (config_sasl.go).
 	SASL SASLConfig
@@ -99,6 +105,7 @@ func DefaultConfig(dataDir string) Config {
 		Metrics:           defaultMetricsConfig(),
 		Admin:             defaultAdminConfig(),
 		TLS:               defaultTLSConfig(),
+		QuorumTLS:         defaultTLSConfig(),
 	}
 	c.fillDerived()
 	return c

@@ -420,7 +420,6 @@ func parseJuteMaxBuffer(prop properties.Property) (int, error) {
 var ignoredKeys = map[string]func(properties.Property) error{
 	"standaloneEnabled": checkBool, "localSessionsEnabled": checkBool,
 	"localSessionsUpgradingEnabled": checkBool, "quorumListenOnAllIPs": checkBool, "syncEnabled": checkBool,
-	"sslQuorum": checkBool, "portUnification": checkBool, "sslQuorumReloadCertFiles": checkBool,
 	"quorum.auth.enableSasl": checkBool, "quorum.auth.learnerRequireSasl": checkBool,
 	"quorum.auth.serverRequireSasl": checkBool, "jvm.pause.monitor": checkBool,
 	"multiAddress.enabled": checkBool, "multiAddress.reachabilityCheckEnabled": checkBool,
@@ -448,7 +447,7 @@ var ignoredKeys = map[string]func(properties.Property) error{
 	// ssl.* keys of the client port that change nothing zkafka does (no
 	// revocation checks; Go verifies no client host names, as ZooKeeper's
 	// server side by default; the handshake has the connection's deadline).
-	"ssl.hostnameVerification": checkBool, "ssl.crl": checkBool, "ssl.ocsp": checkBool,
+	"ssl.crl": checkBool, "ssl.ocsp": checkBool,
 	"ssl.handshakeDetectionTimeoutMillis": nil, "ssl.authProvider": nil, "ssl.sslProvider": nil,
 	"ssl.context.supplier.class": nil, "ssl.clientHostnameVerification": checkBool,
 }

@@ -43,7 +43,9 @@
 //	config.go           Config, zoo.cfg (through internal/properties) and myid
 //	config_keys.go      the rules of every zoo.cfg key (QuorumPeerConfig's, or stricter)
 //	config_dynamic.go   dynamicConfigFile: the server.N lines of zoo.cfg.dynamic.VERSION
-//	config_tls.go       secureClientPort and ssl.*: the client TLS (stores through internal/keystore)
+//	config_tls.go       secureClientPort and ssl.*: the client TLS; sslQuorum and ssl.quorum.*
+//	                    (stores through internal/keystore)
+//	secure_quorum.go    quorum TLS: the peer transport inside TLS, portUnification
 //	secure.go           the TLS client listener, the handshake, x509 identities of client certificates
 //	dn.go               a certificate's subject as Java's X500Principal.getName() writes it
 //	config_sasl.go      client SASL and enforce.auth.*: authProvider.N, the JAAS file of the users
@@ -151,7 +153,8 @@
 //     the handshake; an unknown or expired session, or a wrong password, is
 //     answered with session id 0 and timeout 0.
 //   - The peer port takes only the server ids of server.N (a hello names
-//     the id), at most 16 connections waiting for their hello (3 s each)
+//     the id; with sslQuorum, only after a TLS handshake with a trusted
+//     certificate), at most 16 connections waiting for their hello (3 s each)
 //     and 2 per id; a frame's memory follows the bytes that arrived, up to
 //     one raft message (or zkafka.peer.maxSnapshotBytes for a snapshot).
 //   - Memory per connection is bounded: 1000 calls in flight (the reader
