@@ -103,6 +103,9 @@ func startEnsemble(s *Server, dir string, fs segment.FS) (*raftReplicator, error
 	limits := newPeerLimits(s.cfg.JuteMaxBuffer, s.cfg.PeerMaxSnapshot)
 	t := newPeerTransport(self.ID, addrs, limits, s.log.With("component", "peers"))
 	t.tls = ptls
+	if ptls != nil {
+		s.log.Info("peer transport over TLS", "sslQuorum", ptls.dial, "portUnification", ptls.acceptPlain)
+	}
 	t.onSes = s.touchedElsewhere
 	e.transport = t
 	s.ens = e
