@@ -5,7 +5,8 @@
 // through its zoo.cfg key zkafka.jaasConfigFile): kazoo's sasl_options and
 // zkCli.sh with a JAAS Client section, sasl ACLs, zookeeper.superUser,
 // enforce.auth.enabled/enforce.auth.schemes, sessionRequireClientSASLAuth
-// and the no-op requireClientAuthScheme. The tests carry the compat build
+// and the no-op requireClientAuthScheme, and the differential run with SASL
+// configured on both servers. The tests carry the compat build
 // tag (they need java, zookeeper and python3-kazoo); compat-part.sh wires
 // them into compat-tests/compat.sh.
 package zksasl

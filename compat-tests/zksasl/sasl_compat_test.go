@@ -3,6 +3,7 @@
 package zksasl
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkafka/zkafka/compat-tests/differential"
 	"github.com/zkafka/zkafka/compat-tests/zkserver"
 )
 
@@ -206,5 +208,27 @@ func TestEnforceSASL(t *testing.T) {
 				t.Fatalf("zkafka %q, Apache ZooKeeper %q", got["zkafka"], apache)
 			}
 		})
+	}
+}
+
+// TestDifferentialWithSASLOn runs the differential suite's random
+// operations (go-zookeeper sessions without SASL) against Apache ZooKeeper
+// and zkafka both configured for SASL with the same JAAS file: turning
+// SASL on changes nothing for the clients that do not use it.
+func TestDifferentialWithSASLOn(t *testing.T) {
+	jaas := writeFile(t, "server.jaas", serverJAAS)
+	opts := zkserver.Options{ExtendedTypes: true, ContainerCheckInterval: time.Hour, FourLetterWords: []string{"srvr", "ruok"},
+		ExtraConfig: []string{saslProvider, "superUser=admin"}, JVMFlags: []string{"-Djava.security.auth.login.config=" + jaas}}
+	a, b := zkserver.StartApache(t, opts), zkserver.StartZkafka(t, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	ops := differential.Generate(20261201, 600)
+	ta, tb := differential.RunPair(ctx, "apache", a.Addr(), "zkafka", b.Addr(), ops, differential.Config{}, differential.Config{})
+	t.Logf("%d and %d records", len(ta.Records), len(tb.Records))
+	if diffs := differential.Compare(ta, tb, 30); len(diffs) > 0 {
+		t.Fatalf("zkafka differs from Apache ZooKeeper with SASL on:\n%s", differential.Format(ta, tb, diffs))
+	}
+	if ta.Err != nil || len(ta.Records) == 0 {
+		t.Fatalf("the Apache run: %d records, %v", len(ta.Records), ta.Err)
 	}
 }
