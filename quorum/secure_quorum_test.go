@@ -21,7 +21,7 @@ import (
 type quorumTLSPeer struct {
 	cert        *keystoretest.Cert // its own certificate
 	trust       *keystoretest.Cert // the CA it trusts
-	typ         string             // "PEM" or "PKCS12"
+	typ         string             // "PEM", "PKCS12" or "JKS" (keytool's stores; cert and trust unused)
 	sslQuorum   bool
 	unification bool // portUnification
 }
@@ -81,6 +81,9 @@ func quorumStores(t *testing.T, dir string, p quorumTLSPeer) TLSConfig {
 	tc := defaultTLSConfig()
 	tc.KeyStoreType, tc.TrustStoreType = p.typ, p.typ
 	switch p.typ {
+	case "JKS": // the keytool-made stores of internal/keystore's TestJKS
+		tc.KeyStore, tc.TrustStore = "../internal/keystore/testdata/keystore.jks", "../internal/keystore/testdata/truststore.jks"
+		tc.KeyStorePassword, tc.TrustStorePassword = "changeit", "changeit"
 	case "PKCS12":
 		tc.KeyStore = keystoretest.WritePKCS12(t, dir, "quorum.p12", "pw", p.cert, p.trust)
 		tc.TrustStore = keystoretest.WritePKCS12Trust(t, dir, "trust.p12", "pw", p.trust)
@@ -159,6 +162,17 @@ func TestQuorumTLS(t *testing.T) {
 	checkFor(t, "the refusal in the log", func() bool {
 		return strings.Contains(logs[0].String(), "TLS handshake with a connecting peer failed")
 	})
+}
+
+// TestQuorumTLSJKS: the servers share keytool's JKS key store (a
+// self-signed certificate for 127.0.0.1) and its JKS trust store.
+func TestQuorumTLSJKS(t *testing.T) {
+	peers := make([]quorumTLSPeer, 3)
+	for i := range peers {
+		peers[i] = quorumTLSPeer{typ: "JKS", sslQuorum: true}
+	}
+	ens, _ := startTLSEnsemble(t, peers)
+	replicates(t, ens, "/over-jks")
 }
 
 // TestQuorumTLSUntrustedPeer: a server whose certificate comes from
