@@ -157,6 +157,13 @@
 //     certificate), at most 16 connections waiting for their hello (3 s each)
 //     and 2 per id; a frame's memory follows the bytes that arrived, up to
 //     one raft message (or zkafka.peer.maxSnapshotBytes for a snapshot).
+//   - Identities belong to a connection and only grow (ip at accept, x509
+//     at the TLS handshake, digest on auth, sasl when a DIGEST-MD5 exchange
+//     completes); a client that reconnects authenticates again. With
+//     enforce.auth on, a connection without an identity of the enforced
+//     schemes is answered SessionClosedRequireSASL to anything but auth and
+//     sasl, and closed. A failed SASL exchange is answered only after
+//     saslFailureDelay, and no password reaches the log.
 //   - Memory per connection is bounded: 1000 calls in flight (the reader
 //     stops reading), 4096 queued notifications (beyond, the connection is
 //     closed), frames of at most jute.maxbuffer.
