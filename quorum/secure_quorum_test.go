@@ -240,3 +240,26 @@ func TestQuorumTLSConfig(t *testing.T) {
 		t.Fatal("sslQuorum=yes was taken")
 	}
 }
+
+// TestQuorumTLSBadStoreFailsStart: a quorum key store that cannot be read
+// stops the start, naming the key.
+func TestQuorumTLSBadStoreFailsStart(t *testing.T) {
+	cfg := DefaultConfig(t.TempDir())
+	cfg.MyID = 1
+	cfg.Servers = []ServerSpec{{ID: 1, Host: "127.0.0.1", PeerPort: inprocFreePort(t)}, {ID: 2, Host: "127.0.0.1", PeerPort: inprocFreePort(t)}}
+	cfg.SSLQuorum = true
+	cfg.QuorumTLS.KeyStore = filepath.Join(t.TempDir(), "missing.p12")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	s, err := start(cfg, slog.New(slog.DiscardHandler), l, startOptions{})
+	if err == nil {
+		s.Close()
+		t.Fatal("started without its quorum key store")
+	}
+	if !strings.Contains(err.Error(), "ssl.quorum.keyStore") {
+		t.Fatalf("error %v does not name ssl.quorum.keyStore", err)
+	}
+}
