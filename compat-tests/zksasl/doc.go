@@ -6,7 +6,8 @@
 // zkCli.sh with a JAAS Client section, sasl ACLs, zookeeper.superUser,
 // enforce.auth.enabled/enforce.auth.schemes, sessionRequireClientSASLAuth
 // and the no-op requireClientAuthScheme, and the differential run with SASL
-// configured on both servers. The tests carry the compat build
+// configured on both servers, and the bytes of the sasl replies (the
+// challenge but its nonce, the failures whole). The tests carry the compat build
 // tag (they need java, zookeeper and python3-kazoo); compat-part.sh wires
 // them into compat-tests/compat.sh.
 package zksasl
