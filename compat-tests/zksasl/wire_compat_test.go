@@ -97,6 +97,13 @@ func wireTranscript(t *testing.T, addr string) []string {
 	resp, _ = dc.Respond(challenge)
 	frame, _ = c.sasl(resp)
 	out = append(out, "wrong password "+frame, "then "+c.afterClose())
+	// Garbage, and a response past 4096 bytes, for the response.
+	for _, bad := range [][]byte{[]byte("garbage"), make([]byte, 5000)} {
+		c = dialWire(t, addr)
+		c.sasl([]byte{})
+		frame, _ = c.sasl(bad)
+		out = append(out, fmt.Sprintf("%d bad bytes %s", len(bad), frame), "then "+c.afterClose())
+	}
 	// A first token that is not empty: ignored.
 	c = dialWire(t, addr)
 	frame, challenge = c.sasl([]byte("x"))
