@@ -420,8 +420,7 @@ func parseJuteMaxBuffer(prop properties.Property) (int, error) {
 var ignoredKeys = map[string]func(properties.Property) error{
 	"standaloneEnabled": checkBool, "localSessionsEnabled": checkBool,
 	"localSessionsUpgradingEnabled": checkBool, "quorumListenOnAllIPs": checkBool, "syncEnabled": checkBool,
-	"quorum.auth.enableSasl": checkBool, "quorum.auth.learnerRequireSasl": checkBool,
-	"quorum.auth.serverRequireSasl": checkBool, "jvm.pause.monitor": checkBool,
+	"jvm.pause.monitor":    checkBool,
 	"multiAddress.enabled": checkBool, "multiAddress.reachabilityCheckEnabled": checkBool,
 	"observerMasterPort": checkInt, "clientPortListenBacklog": checkInt,
 	"connectToLearnerMasterLimit": checkInt, "quorum.cnxn.threads.size": checkInt,

@@ -104,6 +104,11 @@ func (p *configParser) applySASL(prop properties.Property) (bool, error) {
 		s.requireSASL, err = prop.Bool()
 	case "allowSaslFailedClients":
 		s.AllowFailedClients, err = prop.Bool()
+	case "quorum.auth.enableSasl", "quorum.auth.learnerRequireSasl", "quorum.auth.serverRequireSasl":
+		var on bool
+		if on, err = prop.Bool(); err == nil && on {
+			p.log.Warn("zoo.cfg: quorum SASL is not done; the servers of the ensemble do not authenticate each other by SASL (sslQuorum=true makes them show certificates)", "key", prop.Key, "line", prop.Line)
+		}
 	case "requireClientAuthScheme":
 		// Named in old guides; ZooKeeper 3.8 reads it nowhere.
 		p.log.Warn("zoo.cfg: requireClientAuthScheme has no effect (as in ZooKeeper 3.8); refuse unauthenticated clients with enforce.auth.enabled=true and enforce.auth.schemes=sasl, or sessionRequireClientSASLAuth=true", "line", prop.Line)

@@ -57,6 +57,16 @@ func TestRequireClientAuthSchemeWarns(t *testing.T) {
 	}
 }
 
+func TestQuorumSASLWarns(t *testing.T) {
+	_, logs, err := parseZooCfg(t, "quorum.auth.enableSasl=true\nquorum.auth.learnerRequireSasl=false\n")
+	if err != nil || strings.Count(logs, "quorum SASL is not done") != 1 {
+		t.Fatalf("%v\n%s", err, logs)
+	}
+	if _, _, err := parseZooCfg(t, "quorum.auth.serverRequireSasl=maybe\n"); err == nil {
+		t.Fatal("a bad boolean was taken")
+	}
+}
+
 func writeJAAS(t *testing.T, text string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "jaas.conf")
