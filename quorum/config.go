@@ -59,9 +59,12 @@ type Config struct {
 	// SSLQuorum is sslQuorum: the peer transport runs over TLS with
 	// QuorumTLS (ssl.quorum.*); QuorumPortUnification (portUnification)
 	// lets the peer port take plain peers too, for a rolling change.
+	// QuorumReloadCertFiles (sslQuorumReloadCertFiles) reads changed
+	// ssl.quorum.* store files again for new peer connections.
 	SSLQuorum             bool
 	QuorumTLS             TLSConfig
 	QuorumPortUnification bool
+	QuorumReloadCertFiles bool
 	// SASL is client SASL and the enforcement of authentication
 	// (config_sasl.go).
 	SASL SASLConfig

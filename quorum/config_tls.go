@@ -55,8 +55,7 @@ func (p *configParser) applyTLS(prop properties.Property) (bool, error) {
 	case "portUnification":
 		p.c.QuorumPortUnification, err = prop.Bool()
 	case "sslQuorumReloadCertFiles":
-		// Accepted: zkafka reads the stores at start only.
-		_, err = prop.Bool()
+		p.c.QuorumReloadCertFiles, err = prop.Bool()
 	case "X509AuthenticationProvider.superUser", "zookeeper.X509AuthenticationProvider.superUser":
 		p.c.X509SuperUser = v
 	case "serverCnxnFactory":

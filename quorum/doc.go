@@ -45,7 +45,8 @@
 //	config_dynamic.go   dynamicConfigFile: the server.N lines of zoo.cfg.dynamic.VERSION
 //	config_tls.go       secureClientPort and ssl.*: the client TLS; sslQuorum and ssl.quorum.*
 //	                    (stores through internal/keystore)
-//	secure_quorum.go    quorum TLS: the peer transport inside TLS, portUnification
+//	secure_quorum.go    quorum TLS: the peer transport inside TLS, portUnification,
+//	                    sslQuorumReloadCertFiles
 //	secure.go           the TLS client listener, the handshake, x509 identities of client certificates
 //	dn.go               a certificate's subject as Java's X500Principal.getName() writes it
 //	config_sasl.go      client SASL and enforce.auth.*: authProvider.N, the JAAS file of the users

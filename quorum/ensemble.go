@@ -95,7 +95,7 @@ func startEnsemble(s *Server, dir string, fs segment.FS) (*raftReplicator, error
 	if self.Observer {
 		e.role.Store(uint32(raftnode.RoleLearner))
 	}
-	ptls, err := s.cfg.quorumTLS()
+	ptls, err := s.cfg.quorumTLS(s.log.With("component", "peers"))
 	if err != nil {
 		l.Close()
 		return nil, err

@@ -7,7 +7,11 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
+	"os"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/zkafka/zkafka/internal/keystore"
@@ -26,12 +30,13 @@ import (
 // peer port takes both TLS and plain peers (the first byte tells a TLS
 // ClientHello from a hello), with sslQuorum on or off, so an ensemble can
 // turn sslQuorum on one server at a time (portUnification on everywhere
-// first, then sslQuorum on each server, then portUnification off). sslQuorumReloadCertFiles is accepted; the stores are read at start.
+// first, then sslQuorum on each server, then portUnification off). With
+// sslQuorumReloadCertFiles=true, store files that change are read again
+// for the next connections (quorumStores).
 
 // peerTLS is the TLS of the peer transport (nil: plain TCP).
 type peerTLS struct {
-	server *tls.Config
-	client func(addr string) *tls.Config
+	stores *quorumStores
 	// dial: connections this server dials use TLS (sslQuorum).
 	// acceptPlain: the peer port takes plain peers too (portUnification,
 	// or sslQuorum off with portUnification: TLS peers are taken too).
@@ -44,36 +49,117 @@ const tlsRecordHandshake = 0x16
 // quorumTLS loads the ssl.quorum.* stores when sslQuorum is on, or when
 // portUnification is on with a key store (a server not yet dialing TLS
 // takes the TLS peers of a rolling change).
-func (c Config) quorumTLS() (*peerTLS, error) {
+func (c Config) quorumTLS(log *slog.Logger) (*peerTLS, error) {
 	if !c.SSLQuorum && !(c.QuorumPortUnification && c.QuorumTLS.KeyStore != "") {
 		return nil, nil
 	}
-	t := c.QuorumTLS
+	st := &quorumStores{cfg: c.QuorumTLS, reload: c.QuorumReloadCertFiles, log: log}
+	if err := st.load(); err != nil {
+		return nil, err
+	}
+	return &peerTLS{stores: st, dial: c.SSLQuorum, acceptPlain: c.QuorumPortUnification || !c.SSLQuorum}, nil
+}
+
+// quorumStores are the loaded ssl.quorum.* stores. With reload
+// (sslQuorumReloadCertFiles) a new connection first checks whether the
+// files changed (modification time or size) and reads them again; stores
+// that do not load then are logged and the ones before kept, as
+// ZooKeeper's X509Util keeps its context when a reload fails.
+type quorumStores struct {
+	cfg    TLSConfig
+	reload bool
+	log    *slog.Logger
+
+	mu struct {
+		sync.Mutex
+		stamp string // the files' sizes and modification times when loaded
+		cert  tls.Certificate
+		roots *x509.CertPool // nil: the system's roots, as Java's default trust store
+	}
+}
+
+// load reads the stores (st.mu not held).
+func (st *quorumStores) load() error {
+	t := st.cfg
 	cert, err := keystore.LoadKeyPair(t.KeyStore, t.KeyStorePassword, t.KeyStoreType)
 	if err != nil {
-		return nil, fmt.Errorf("ssl.quorum.keyStore: %w", err)
+		return fmt.Errorf("ssl.quorum.keyStore: %w", err)
 	}
-	var roots *x509.CertPool // nil: the system's roots, as Java's default trust store
+	var roots *x509.CertPool
 	if t.TrustStore != "" {
 		if roots, err = keystore.LoadTrustPool(t.TrustStore, t.TrustStorePassword, t.TrustStoreType); err != nil {
-			return nil, fmt.Errorf("ssl.quorum.trustStore: %w", err)
+			return fmt.Errorf("ssl.quorum.trustStore: %w", err)
 		}
 	}
-	base := tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: t.MinVersion, MaxVersion: t.MaxVersion, CipherSuites: t.CipherSuites}
-	server := base.Clone()
-	server.ClientAuth, server.ClientCAs = t.ClientAuth, roots
-	client := func(addr string) *tls.Config {
-		cc := base.Clone()
-		cc.RootCAs = roots
-		cc.ServerName, _, _ = net.SplitHostPort(addr)
-		if !t.HostnameVerification {
-			// Check the chain, not the name.
-			cc.InsecureSkipVerify = true
-			cc.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error { return verifyChain(raw, roots) }
+	stamp := st.stamp()
+	st.mu.Lock()
+	st.mu.stamp, st.mu.cert, st.mu.roots = stamp, cert, roots
+	st.mu.Unlock()
+	return nil
+}
+
+// stamp describes the store files as they are now.
+func (st *quorumStores) stamp() string {
+	var b strings.Builder
+	for _, f := range []string{st.cfg.KeyStore, st.cfg.TrustStore} {
+		if f == "" {
+			continue
 		}
-		return cc
+		if fi, err := os.Stat(f); err == nil {
+			fmt.Fprintf(&b, "%s %d %d;", f, fi.Size(), fi.ModTime().UnixNano())
+		}
 	}
-	return &peerTLS{server: server, client: client, dial: c.SSLQuorum, acceptPlain: c.QuorumPortUnification || !c.SSLQuorum}, nil
+	return b.String()
+}
+
+// current returns the certificate and roots to use for a new connection,
+// reading changed files first when reloading is on.
+func (st *quorumStores) current() (tls.Certificate, *x509.CertPool) {
+	if st.reload {
+		st.mu.Lock()
+		changed := st.mu.stamp != st.stamp()
+		st.mu.Unlock()
+		if changed {
+			if err := st.load(); err != nil {
+				st.log.Warn("quorum TLS stores changed but do not load; keeping the ones loaded before", "err", err)
+				st.mu.Lock()
+				st.mu.stamp = st.stamp() // not again until they change again
+				st.mu.Unlock()
+			} else {
+				st.log.Info("quorum TLS stores reloaded (sslQuorumReloadCertFiles)")
+			}
+		}
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.mu.cert, st.mu.roots
+}
+
+func (st *quorumStores) base(cert tls.Certificate) *tls.Config {
+	t := st.cfg
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: t.MinVersion, MaxVersion: t.MaxVersion, CipherSuites: t.CipherSuites}
+}
+
+// server is the TLS configuration of an inbound peer connection.
+func (st *quorumStores) server() *tls.Config {
+	cert, roots := st.current()
+	c := st.base(cert)
+	c.ClientAuth, c.ClientCAs = st.cfg.ClientAuth, roots
+	return c
+}
+
+// client is the TLS configuration of a connection dialed to addr.
+func (st *quorumStores) client(addr string) *tls.Config {
+	cert, roots := st.current()
+	c := st.base(cert)
+	c.RootCAs = roots
+	c.ServerName, _, _ = net.SplitHostPort(addr)
+	if !st.cfg.HostnameVerification {
+		// Check the chain, not the name.
+		c.InsecureSkipVerify = true
+		c.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error { return verifyChain(raw, roots) }
+	}
+	return c
 }
 
 // verifyChain checks a peer's certificate chain against roots, with no
@@ -120,7 +206,7 @@ func (t *peerTransport) secureInbound(nc net.Conn) (net.Conn, bool) {
 			return rd, true // a plain peer (portUnification)
 		}
 	}
-	tc := tls.Server(rd, t.tls.server)
+	tc := tls.Server(rd, t.tls.stores.server())
 	ctx, cancel := context.WithTimeout(context.Background(), peerHelloTimeout)
 	defer cancel()
 	if err := tc.HandshakeContext(ctx); err != nil {
@@ -138,7 +224,7 @@ func (t *peerTransport) secureOutbound(nc net.Conn, id uint64, addr string) (net
 	if t.tls == nil || !t.tls.dial {
 		return nc, nil
 	}
-	tc := tls.Client(nc, t.tls.client(addr))
+	tc := tls.Client(nc, t.tls.stores.client(addr))
 	ctx, cancel := context.WithTimeout(context.Background(), peerHelloTimeout)
 	defer cancel()
 	if err := tc.HandshakeContext(ctx); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -55,7 +56,7 @@ func tryTLSEnsemble(t *testing.T, peers []quorumTLSPeer) (*inprocEnsemble, []*lo
 		cfg.TickTime = 200 * time.Millisecond
 		cfg.MyID, cfg.Servers = uint64(i+1), specs
 		cfg.SSLQuorum, cfg.QuorumPortUnification = p.sslQuorum, p.unification
-		cfg.QuorumTLS = quorumStores(t, t.TempDir(), p)
+		cfg.QuorumTLS = writeQuorumStores(t, t.TempDir(), p)
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
@@ -76,8 +77,8 @@ func tryTLSEnsemble(t *testing.T, peers []quorumTLSPeer) (*inprocEnsemble, []*lo
 	return ens, logs, nil
 }
 
-// quorumStores writes p's key and trust stores into dir.
-func quorumStores(t *testing.T, dir string, p quorumTLSPeer) TLSConfig {
+// writeQuorumStores writes p's key and trust stores into dir.
+func writeQuorumStores(t *testing.T, dir string, p quorumTLSPeer) TLSConfig {
 	tc := defaultTLSConfig()
 	tc.KeyStoreType, tc.TrustStoreType = p.typ, p.typ
 	switch p.typ {
@@ -228,6 +229,9 @@ func TestQuorumTLSConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !c.QuorumReloadCertFiles {
+		t.Fatal("sslQuorumReloadCertFiles=true not read")
+	}
 	q := c.QuorumTLS
 	if !c.SSLQuorum || !c.QuorumPortUnification || q.KeyStore != "/q.p12" || q.TrustStore != "/t.jks" || q.TrustStorePassword != "pw" ||
 		q.HostnameVerification || q.MinVersion != 0x0304 || c.TLS.KeyStore != "/client.p12" || c.TLS.KeyStoreType != "" {
@@ -261,5 +265,58 @@ func TestQuorumTLSBadStoreFailsStart(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "ssl.quorum.keyStore") {
 		t.Fatalf("error %v does not name ssl.quorum.keyStore", err)
+	}
+}
+
+// TestQuorumStoresReload: with sslQuorumReloadCertFiles a changed key
+// store is used for the next connections; one that does not load is
+// logged and the one before kept; without it the first stays.
+func TestQuorumStoresReload(t *testing.T) {
+	pki := keystoretest.NewPKI(t, "zkafka quorum CA")
+	dir := t.TempDir()
+	first, second := peerCert(t, pki.CA, 1), peerCert(t, pki.CA, 2)
+	for _, reload := range []bool{true, false} {
+		key := keystoretest.WritePEM(t, dir, "key.pem", first)
+		tc := defaultTLSConfig()
+		tc.KeyStore, tc.TrustStore = key, keystoretest.WriteCertPEM(t, dir, "trust.pem", pki.CA)
+		logs := &lockedBuffer{}
+		st := &quorumStores{cfg: tc, reload: reload, log: slog.New(slog.NewTextHandler(logs, nil))}
+		if err := st.load(); err != nil {
+			t.Fatal(err)
+		}
+		subject := func() string { return st.server().Certificates[0].Leaf.Subject.CommonName }
+		later := time.Now().Add(time.Hour)
+		rewrite := func(data []byte) {
+			t.Helper()
+			if err := os.WriteFile(key, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			later = later.Add(time.Minute) // a modification time that surely differs
+			if err := os.Chtimes(key, later, later); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pemOf := func(c *keystoretest.Cert) []byte {
+			b, err := os.ReadFile(keystoretest.WritePEM(t, t.TempDir(), "k.pem", c))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}
+		rewrite(pemOf(second))
+		want := map[bool]string{true: "zookeeper-2", false: "zookeeper-1"}[reload]
+		if got := subject(); got != want {
+			t.Fatalf("reload %v: the certificate after a change is %s, want %s", reload, got, want)
+		}
+		if !reload {
+			continue
+		}
+		rewrite([]byte("not a key store"))
+		if got := subject(); got != "zookeeper-2" || !strings.Contains(logs.String(), "do not load; keeping the ones loaded before") {
+			t.Fatalf("a broken store: certificate %s, log:\n%s", got, logs)
+		}
+		if got := st.client("127.0.0.1:1").Certificates[0].Leaf.Subject.CommonName; got != "zookeeper-2" {
+			t.Fatalf("the dialing side uses %s", got)
+		}
 	}
 }
