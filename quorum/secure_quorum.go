@@ -116,14 +116,15 @@ func (st *quorumStores) stamp() string {
 // reading changed files first when reloading is on.
 func (st *quorumStores) current() (tls.Certificate, *x509.CertPool) {
 	if st.reload {
+		now := st.stamp() // file IO, before the lock
 		st.mu.Lock()
-		changed := st.mu.stamp != st.stamp()
+		changed := st.mu.stamp != now
 		st.mu.Unlock()
 		if changed {
 			if err := st.load(); err != nil {
 				st.log.Warn("quorum TLS stores changed but do not load; keeping the ones loaded before", "err", err)
 				st.mu.Lock()
-				st.mu.stamp = st.stamp() // not again until they change again
+				st.mu.stamp = now // not again until they change again
 				st.mu.Unlock()
 			} else {
 				st.log.Info("quorum TLS stores reloaded (sslQuorumReloadCertFiles)")
