@@ -56,6 +56,18 @@ type Config struct {
 	// X509SuperUser is X509AuthenticationProvider.superUser: the subject
 	// DN of a client certificate that makes its connections super.
 	X509SuperUser string
+	// SSLQuorum is sslQuorum: the peer transport runs over TLS with
+	// QuorumTLS (ssl.quorum.*); QuorumPortUnification (portUnification)
+	// lets the peer port take plain peers too, for a rolling change.
+	// QuorumReloadCertFiles (sslQuorumReloadCertFiles) reads changed
+	// ssl.quorum.* store files again for new peer connections.
+	SSLQuorum             bool
+	QuorumTLS             TLSConfig
+	QuorumPortUnification bool
+	QuorumReloadCertFiles bool
+	// SASL is client SASL and the enforcement of authentication
+	// (config_sasl.go).
+	SASL SASLConfig
 
 	// initialText is the zoo.cfg as read (the AdminServer's
 	// initial_configuration).
@@ -96,6 +108,7 @@ func DefaultConfig(dataDir string) Config {
 		Metrics:           defaultMetricsConfig(),
 		Admin:             defaultAdminConfig(),
 		TLS:               defaultTLSConfig(),
+		QuorumTLS:         defaultTLSConfig(),
 	}
 	c.fillDerived()
 	return c
@@ -148,6 +161,9 @@ func LoadConfig(path string, log *slog.Logger) (Config, error) {
 		return Config{}, &properties.Error{File: path, Allowed: "dataDir is not set; it must name the directory of the snapshots (and of myid)"}
 	}
 	if err := c.loadMyID(path); err != nil {
+		return Config{}, err
+	}
+	if err := c.SASL.loadJAAS(os.Getenv, log); err != nil {
 		return Config{}, err
 	}
 	return c, nil

@@ -127,6 +127,9 @@ func (p *configParser) apply(prop properties.Property) error {
 		if ok, err := p.applyTLS(prop); ok {
 			return err
 		}
+		if ok, err := p.applySASL(prop); ok {
+			return err
+		}
 		return p.applyOther(prop, v)
 	}
 	return err
@@ -181,6 +184,9 @@ func (p *configParser) checkRelations() error {
 		return err
 	}
 	if err := p.checkTLS(); err != nil {
+		return err
+	}
+	if err := p.checkSASL(); err != nil {
 		return err
 	}
 	if len(p.c.Servers) == 0 {
@@ -414,9 +420,7 @@ func parseJuteMaxBuffer(prop properties.Property) (int, error) {
 var ignoredKeys = map[string]func(properties.Property) error{
 	"standaloneEnabled": checkBool, "localSessionsEnabled": checkBool,
 	"localSessionsUpgradingEnabled": checkBool, "quorumListenOnAllIPs": checkBool, "syncEnabled": checkBool,
-	"sslQuorum": checkBool, "portUnification": checkBool, "sslQuorumReloadCertFiles": checkBool,
-	"quorum.auth.enableSasl": checkBool, "quorum.auth.learnerRequireSasl": checkBool,
-	"quorum.auth.serverRequireSasl": checkBool, "jvm.pause.monitor": checkBool,
+	"jvm.pause.monitor":    checkBool,
 	"multiAddress.enabled": checkBool, "multiAddress.reachabilityCheckEnabled": checkBool,
 	"observerMasterPort": checkInt, "clientPortListenBacklog": checkInt,
 	"connectToLearnerMasterLimit": checkInt, "quorum.cnxn.threads.size": checkInt,
@@ -436,19 +440,19 @@ var ignoredKeys = map[string]func(properties.Property) error{
 	"requestThrottleLimit": nil, "requestThrottleStallTime": nil, "requestThrottleDropStale": nil,
 	"largeRequestMaxBytes": nil, "largeRequestThreshold": nil, "outstandingHandshake.limit": nil,
 	"watchManagerName": nil, "closeSessionTxn.enabled": nil,
-	"sessionRequireClientSASLAuth": nil, "kerberos.removeHostFromPrincipal": nil,
+	"kerberos.removeHostFromPrincipal":   nil,
 	"kerberos.removeRealmFromPrincipal":  nil,
 	"serializeLastProcessedZxid.enabled": nil,
 	// ssl.* keys of the client port that change nothing zkafka does (no
 	// revocation checks; Go verifies no client host names, as ZooKeeper's
 	// server side by default; the handshake has the connection's deadline).
-	"ssl.hostnameVerification": checkBool, "ssl.crl": checkBool, "ssl.ocsp": checkBool,
+	"ssl.crl": checkBool, "ssl.ocsp": checkBool,
 	"ssl.handshakeDetectionTimeoutMillis": nil, "ssl.authProvider": nil, "ssl.sslProvider": nil,
 	"ssl.context.supplier.class": nil, "ssl.clientHostnameVerification": checkBool,
 }
 
 // ignoredPrefixes are families of such keys.
-var ignoredPrefixes = []string{"metricsProvider.", "authProvider.", "ssl.quorum.", "netty.", "connection_throttle_", "admin."}
+var ignoredPrefixes = []string{"metricsProvider.", "ssl.quorum.", "netty.", "connection_throttle_", "admin."}
 
 func hasIgnoredPrefix(key string) bool {
 	return slices.ContainsFunc(ignoredPrefixes, func(p string) bool { return strings.HasPrefix(key, p) })

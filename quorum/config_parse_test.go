@@ -41,6 +41,7 @@ clientPort=2181
 				Metrics:         MetricsConfig{Host: "0.0.0.0", Port: 7000, ExportJvmInfo: true},
 				Admin:           AdminConfig{Enabled: true, Address: "0.0.0.0", Port: 8080, CommandURL: "/commands", IdleTimeout: 30 * time.Second},
 				TLS:             defaultTLSConfig(),
+				QuorumTLS:       defaultTLSConfig(),
 				clientPortGiven: true,
 			}
 			c.initialText = ""

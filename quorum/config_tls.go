@@ -12,9 +12,9 @@ import (
 	"github.com/zkafka/zkafka/internal/properties"
 )
 
-// TLSConfig is the client TLS of zoo.cfg: the ssl.* keys ZooKeeper's
-// X509Util reads for the secureClientPort (ssl.quorum.* is quorum TLS,
-// which zkafka does not do).
+// TLSConfig is one TLS configuration of zoo.cfg: the ssl.* keys ZooKeeper's
+// X509Util reads for the secureClientPort, or the ssl.quorum.* keys of
+// quorum TLS (sslQuorum=true, secure_quorum.go).
 type TLSConfig struct {
 	KeyStore, KeyStorePassword, KeyStoreType       string // ssl.keyStore.*
 	TrustStore, TrustStorePassword, TrustStoreType string // ssl.trustStore.*
@@ -25,20 +25,24 @@ type TLSConfig struct {
 	MinVersion   uint16   // from ssl.enabledProtocols, else ssl.protocol
 	MaxVersion   uint16   // 0: the highest Go knows
 	CipherSuites []uint16 // ssl.ciphersuites; nil: Go's defaults
+	// HostnameVerification is ssl.quorum.hostnameVerification (default
+	// true): a server dialing a peer checks that the peer's certificate
+	// names the host of its server.N line. The client port, a server
+	// side only, does not use it (Go verifies no client host names).
+	HostnameVerification bool
 }
 
 func defaultTLSConfig() TLSConfig {
-	return TLSConfig{ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12}
+	return TLSConfig{ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12, HostnameVerification: true}
 }
 
 // tlsProtocols are the ssl.protocol / ssl.enabledProtocols names Go
 // speaks; SSLv3 and TLSv1.0/1.1 are refused as Java 17 disables them.
 var tlsProtocols = map[string]uint16{"TLSv1.2": tls.VersionTLS12, "TLSv1.3": tls.VersionTLS13}
 
-// applyTLS handles one ssl.* key or secureClientPort(Address); it reports
-// false for keys it does not know.
+// applyTLS handles one ssl.* or ssl.quorum.* key, secureClientPort(Address)
+// and sslQuorum; it reports false for keys it does not know.
 func (p *configParser) applyTLS(prop properties.Property) (bool, error) {
-	t := &p.c.TLS
 	v := prop.Trimmed()
 	var err error
 	switch prop.Key {
@@ -46,36 +50,63 @@ func (p *configParser) applyTLS(prop properties.Property) (bool, error) {
 		p.c.SecureClientPort, err = portProp(prop)
 	case "secureClientPortAddress":
 		p.c.SecureClientPortAddress, err = hostProp(prop, v)
-	case "ssl.keyStore.location":
-		t.KeyStore = v
-	case "ssl.keyStore.password":
-		t.KeyStorePassword = prop.Value
-	case "ssl.keyStore.passwordPath":
-		t.KeyStorePassword, err = passwordFile(prop)
-	case "ssl.keyStore.type":
-		t.KeyStoreType, err = storeType(prop)
-	case "ssl.trustStore.location":
-		t.TrustStore = v
-	case "ssl.trustStore.password":
-		t.TrustStorePassword = prop.Value
-	case "ssl.trustStore.passwordPath":
-		t.TrustStorePassword, err = passwordFile(prop)
-	case "ssl.trustStore.type":
-		t.TrustStoreType, err = storeType(prop)
-	case "ssl.clientAuth":
-		t.ClientAuth, err = clientAuthProp(prop)
-	case "ssl.protocol":
-		if _, ok := p.set["ssl.enabledProtocols"]; !ok {
-			t.MinVersion, t.MaxVersion, err = protocolsProp(prop)
-		}
-	case "ssl.enabledProtocols":
-		t.MinVersion, t.MaxVersion, err = protocolsProp(prop)
-	case "ssl.ciphersuites":
-		t.CipherSuites, err = cipherSuitesProp(prop)
+	case "sslQuorum":
+		p.c.SSLQuorum, err = prop.Bool()
+	case "portUnification":
+		p.c.QuorumPortUnification, err = prop.Bool()
+	case "sslQuorumReloadCertFiles":
+		p.c.QuorumReloadCertFiles, err = prop.Bool()
 	case "X509AuthenticationProvider.superUser", "zookeeper.X509AuthenticationProvider.superUser":
 		p.c.X509SuperUser = v
 	case "serverCnxnFactory":
 		// NIO or Netty: one Go server does both jobs.
+	default:
+		if rest, ok := strings.CutPrefix(prop.Key, "ssl.quorum."); ok {
+			return p.applyStoreKey(&p.c.QuorumTLS, "ssl.quorum.", rest, prop)
+		}
+		if rest, ok := strings.CutPrefix(prop.Key, "ssl."); ok {
+			return p.applyStoreKey(&p.c.TLS, "ssl.", rest, prop)
+		}
+		return false, nil
+	}
+	return true, err
+}
+
+// applyStoreKey handles the key prefix+key of the TLS configuration t (the
+// client port's ssl.* or the quorum's ssl.quorum.*, which X509Util and
+// QuorumX509Util read alike); false for keys it does not know.
+func (p *configParser) applyStoreKey(t *TLSConfig, prefix, key string, prop properties.Property) (bool, error) {
+	v := prop.Trimmed()
+	var err error
+	switch key {
+	case "keyStore.location":
+		t.KeyStore = v
+	case "keyStore.password":
+		t.KeyStorePassword = prop.Value
+	case "keyStore.passwordPath":
+		t.KeyStorePassword, err = passwordFile(prop)
+	case "keyStore.type":
+		t.KeyStoreType, err = storeType(prop)
+	case "trustStore.location":
+		t.TrustStore = v
+	case "trustStore.password":
+		t.TrustStorePassword = prop.Value
+	case "trustStore.passwordPath":
+		t.TrustStorePassword, err = passwordFile(prop)
+	case "trustStore.type":
+		t.TrustStoreType, err = storeType(prop)
+	case "clientAuth":
+		t.ClientAuth, err = clientAuthProp(prop)
+	case "protocol":
+		if _, ok := p.set[prefix+"enabledProtocols"]; !ok {
+			t.MinVersion, t.MaxVersion, err = protocolsProp(prop)
+		}
+	case "enabledProtocols":
+		t.MinVersion, t.MaxVersion, err = protocolsProp(prop)
+	case "ciphersuites":
+		t.CipherSuites, err = cipherSuitesProp(prop)
+	case "hostnameVerification":
+		t.HostnameVerification, err = prop.Bool()
 	default:
 		return false, nil
 	}
@@ -159,6 +190,9 @@ func isTLS13Only(cs *tls.CipherSuite) bool {
 func (p *configParser) checkTLS() error {
 	if p.c.SecureClientPort != 0 && p.c.TLS.KeyStore == "" {
 		return p.set["secureClientPort"].Bad("needs ssl.keyStore.location (the server's certificate and key)")
+	}
+	if p.c.SSLQuorum && p.c.QuorumTLS.KeyStore == "" {
+		return p.set["sslQuorum"].Bad("needs ssl.quorum.keyStore.location (this server's certificate and key for its peers)")
 	}
 	return nil
 }

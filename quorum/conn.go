@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkafka/zkafka/internal/digestmd5"
 	"github.com/zkafka/zkafka/internal/javahash"
 	"github.com/zkafka/zkafka/store/znode"
 	"github.com/zkafka/zkafka/zkproto"
@@ -70,6 +71,9 @@ type conn struct {
 	authMu sync.Mutex
 	auth   []zkproto.ID
 	super  bool
+	// sasl is the connection's DIGEST-MD5 exchange (sasl.go); only the
+	// reader goroutine touches it.
+	sasl *digestmd5.Server
 
 	// lastActivity is unix nanoseconds of the last request, for cons.
 	lastActivity atomic.Int64

@@ -43,9 +43,15 @@
 //	config.go           Config, zoo.cfg (through internal/properties) and myid
 //	config_keys.go      the rules of every zoo.cfg key (QuorumPeerConfig's, or stricter)
 //	config_dynamic.go   dynamicConfigFile: the server.N lines of zoo.cfg.dynamic.VERSION
-//	config_tls.go       secureClientPort and ssl.*: the client TLS (stores through internal/keystore)
+//	config_tls.go       secureClientPort and ssl.*: the client TLS; sslQuorum and ssl.quorum.*
+//	                    (stores through internal/keystore)
+//	secure_quorum.go    quorum TLS: the peer transport inside TLS, portUnification,
+//	                    sslQuorumReloadCertFiles
 //	secure.go           the TLS client listener, the handshake, x509 identities of client certificates
 //	                    (the subject as X500Principal.getName() writes it: internal/x509name)
+//	config_sasl.go      client SASL and enforce.auth.*: authProvider.N, the JAAS file of the users
+//	sasl.go             opcode 102 (DIGEST-MD5 through internal/digestmd5), sasl identities,
+//	                    refusing unauthenticated clients (enforce.auth.*)
 //	stats.go            the counters the four-letter words report
 //	metrics.go          the Prometheus metrics (mntr's numbers, Apache's provider's names)
 //	metrics_config.go   metricsProvider.* and admin.* (Prometheus endpoint, AdminServer)
@@ -148,9 +154,17 @@
 //     the handshake; an unknown or expired session, or a wrong password, is
 //     answered with session id 0 and timeout 0.
 //   - The peer port takes only the server ids of server.N (a hello names
-//     the id), at most 16 connections waiting for their hello (3 s each)
+//     the id; with sslQuorum, only after a TLS handshake with a trusted
+//     certificate), at most 16 connections waiting for their hello (3 s each)
 //     and 2 per id; a frame's memory follows the bytes that arrived, up to
 //     one raft message (or zkafka.peer.maxSnapshotBytes for a snapshot).
+//   - Identities belong to a connection and only grow (ip at accept, x509
+//     at the TLS handshake, digest on auth, sasl when a DIGEST-MD5 exchange
+//     completes); a client that reconnects authenticates again. With
+//     enforce.auth on, a connection without an identity of the enforced
+//     schemes is answered SessionClosedRequireSASL to anything but auth and
+//     sasl, and closed. A failed SASL exchange is answered only after
+//     saslFailureDelay, and no password reaches the log.
 //   - Memory per connection is bounded: 1000 calls in flight (the reader
 //     stops reading), 4096 queued notifications (beyond, the connection is
 //     closed), frames of at most jute.maxbuffer.

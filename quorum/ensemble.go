@@ -95,8 +95,17 @@ func startEnsemble(s *Server, dir string, fs segment.FS) (*raftReplicator, error
 	if self.Observer {
 		e.role.Store(uint32(raftnode.RoleLearner))
 	}
+	ptls, err := s.cfg.quorumTLS(s.log.With("component", "peers"))
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
 	limits := newPeerLimits(s.cfg.JuteMaxBuffer, s.cfg.PeerMaxSnapshot)
 	t := newPeerTransport(self.ID, addrs, limits, s.log.With("component", "peers"))
+	t.tls = ptls
+	if ptls != nil {
+		s.log.Info("peer transport over TLS", "sslQuorum", ptls.dial, "portUnification", ptls.acceptPlain)
+	}
 	t.onSes = s.touchedElsewhere
 	e.transport = t
 	s.ens = e

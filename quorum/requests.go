@@ -24,6 +24,9 @@ func (c *conn) decodeCall(frame []byte) (*call, bool) {
 	}
 	body := r.Src
 	cl := &call{xid: h.Xid, op: h.Type, start: time.Now()}
+	if c.authEnforced(h.Type) {
+		return c.refuseUnauthenticated(cl)
+	}
 	switch h.Type {
 	case zkproto.OpPing:
 		cl.reply = &replyFrame{hdr: zkproto.ReplyHeader{Xid: h.Xid, Zxid: c.srv.tree.Load().LastZxid()}, body: &zkproto.Empty{}}
@@ -57,8 +60,7 @@ func (c *conn) decodeCall(frame []byte) (*call, bool) {
 	case zkproto.OpReconfig:
 		return c.reconfig(cl, rec.(*zkproto.ReconfigRequest))
 	case zkproto.OpSASL:
-		cl.reply = c.errorReply(h.Xid, zkproto.ErrUnimplemented)
-		return cl, true
+		return c.saslStep(cl, rec.(*zkproto.GetSASLRequest))
 	}
 	if c.readOnly.Load() {
 		if _, isWrite := writeOps(h.Type, rec); isWrite || h.Type == zkproto.OpSync {
@@ -72,7 +74,8 @@ func (c *conn) decodeCall(frame []byte) (*call, bool) {
 		}
 		ids, super := c.identities()
 		txn := znode.Txn{Time: time.Now().UnixMilli(), Session: c.sessionID(), Auth: ids, Super: super,
-			Ops: ops, Multi: h.Type == zkproto.OpMulti, Owner: c.srv.ownerID(), EnforceQuota: c.srv.cfg.EnforceQuota}
+			Ops: ops, Multi: h.Type == zkproto.OpMulti, Owner: c.srv.ownerID(), EnforceQuota: c.srv.cfg.EnforceQuota,
+			SASLScheme: c.srv.cfg.SASL.Provider}
 		cl.wait = c.srv.repl.ProposeAsync(txn.Append(nil))
 	}
 	return cl, true

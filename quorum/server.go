@@ -46,16 +46,19 @@ type appliedTxn struct {
 // Server is a ZooKeeper server: the client listener and the request
 // pipeline over the replicated data tree.
 type Server struct {
-	cfg     Config
-	log     *slog.Logger
-	tree    atomic.Pointer[znode.Tree]
-	repl    replicator
-	ens     *ensemble // nil when standalone
-	watches *watchManager
-	tracker *sessionTracker
-	ids     *sessionIDs
-	stats   *serverStats
-	started time.Time
+	cfg Config
+	log *slog.Logger
+	// saslFailureDelay holds back the answer to a failed SASL exchange
+	// (sasl.go; tests shorten it).
+	saslFailureDelay time.Duration
+	tree             atomic.Pointer[znode.Tree]
+	repl             replicator
+	ens              *ensemble // nil when standalone
+	watches          *watchManager
+	tracker          *sessionTracker
+	ids              *sessionIDs
+	stats            *serverStats
+	started          time.Time
 	// clientAddr is the client listener's address, set before serving.
 	clientAddr net.Addr
 	secureAddr net.Addr // the TLS client listener's; nil: none (secure.go)
@@ -107,6 +110,8 @@ func newServer(cfg Config, log *slog.Logger, tree *znode.Tree) *Server {
 		started: time.Now(),
 		done:    make(chan struct{}),
 		failed:  make(chan error, 1),
+
+		saslFailureDelay: saslFailureDelay,
 	}
 	s.tree.Store(tree)
 	s.mu.conns = map[*conn]struct{}{}

@@ -39,7 +39,9 @@ import (
 // once, then counted), a peer has at most maxConnsPerPeer connections, and
 // frames are bounded (peerLimits). The hello is not authentication: as in
 // ZooKeeper without quorum SASL, whoever names a server's id is taken for
-// it. zkafka does not listen on server.N's election port at all (raft
+// it. With quorum TLS (sslQuorum, secure_quorum.go) both ends of a
+// connection first show a certificate the trust store accepts, and the
+// hello and frames travel inside TLS. zkafka does not listen on server.N's election port at all (raft
 // elects over these connections), so the kernel refuses connections there.
 const (
 	peerMagic      = "ZKRP"
@@ -81,7 +83,9 @@ type peerTransport struct {
 	// replaced whole (setPeers, transport_members.go), never modified.
 	set    atomic.Pointer[peerSet]
 	limits peerLimits
-	stop   chan struct{}
+	// tls is quorum TLS (secure_quorum.go); nil: plain TCP.
+	tls  *peerTLS
+	stop chan struct{}
 	// goroutines are the listener, the senders and the inbound readers.
 	goroutines tracked.Group
 	// refused logs refused connections and frames once per reason.
@@ -215,6 +219,12 @@ func (p *peerSender) run() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		nc, err := p.t.dial(ctx, "tcp", p.addr)
 		cancel()
+		if err == nil {
+			if tc, ok := nc.(*net.TCPConn); ok {
+				tc.SetNoDelay(true)
+			}
+			nc, err = p.t.secureOutbound(nc, p.id, p.addr)
+		}
 		if err != nil {
 			p.drain()
 			select {
@@ -263,9 +273,6 @@ func (p *peerSender) drain() {
 
 // write sends the hello, then queued frames until an error or stop.
 func (p *peerSender) write(nc net.Conn) {
-	if tc, ok := nc.(*net.TCPConn); ok {
-		tc.SetNoDelay(true)
-	}
 	// A peer that goes away without closing is noticed by the writes'
 	// deadline; reading the (never written) other direction notices a close.
 	closed := make(chan struct{})

@@ -92,11 +92,15 @@ func (t *peerTransport) serveInbound(in *inboundPeer) {
 		t.forget(in)
 		in.nc.Close()
 	}()
-	from, ok := t.hello(in.nc)
+	rd, ok := t.secureInbound(in.nc)
+	if !ok {
+		return
+	}
+	from, ok := t.hello(rd)
 	if !ok || !t.established(in, from) {
 		return
 	}
-	t.receive(in)
+	t.receive(in, rd)
 }
 
 // hello reads and checks the hello of a new connection, within
@@ -172,11 +176,12 @@ func (t *peerTransport) forget(in *inboundPeer) {
 	}
 }
 
-// receive reads the frames of a connection past its hello and delivers
-// them, until an error or a frame the limits refuse.
-func (t *peerTransport) receive(in *inboundPeer) {
+// receive reads the frames of a connection past its hello from rd (in.nc,
+// or the TLS connection over it) and delivers them, until an error or a
+// frame the limits refuse.
+func (t *peerTransport) receive(in *inboundPeer, rd net.Conn) {
 	from := in.from
-	fr := &peerFrameReader{br: bufio.NewReaderSize(in.nc, 256<<10), limits: t.limits,
+	fr := &peerFrameReader{br: bufio.NewReaderSize(rd, 256<<10), limits: t.limits,
 		beforeChunk: func() { in.nc.SetReadDeadline(time.Now().Add(peerChunkTimeout)) }}
 	for {
 		kind, body, err := fr.next()

@@ -34,6 +34,9 @@ type EnsembleOptions struct {
 	// configuration of those servers only; the servers after them (joiners,
 	// added by a reconfig) get every server's line, their own included.
 	InitialMembers int
+	// PerServer, when set, gives zoo.cfg lines of server id's own (such
+	// as its key store), appended after those of Options.
+	PerServer func(id uint64) []string
 }
 
 // Ensemble is a set of ZooKeeper server processes configured as one
@@ -88,6 +91,11 @@ func newEnsemble(t testing.TB, kind string, opts EnsembleOptions) *Ensemble {
 		var b, servers strings.Builder
 		b.WriteString(s.zooCfg(clientPort(s.addr)))
 		fmt.Fprintf(&b, "initLimit=10\nsyncLimit=5\n")
+		if opts.PerServer != nil {
+			for _, l := range opts.PerServer(s.id) {
+				b.WriteString(l + "\n")
+			}
+		}
 		for j, o := range e.Servers {
 			if opts.InitialMembers > 0 && int(s.id) <= opts.InitialMembers && j >= opts.InitialMembers {
 				break
@@ -237,6 +245,8 @@ func apacheArgv(t testing.TB, s *Server) []string {
 	if s.opts.ContainerCheckInterval > 0 {
 		argv = append(argv, "-Dznode.container.checkIntervalMs="+strconv.FormatInt(s.opts.ContainerCheckInterval.Milliseconds(), 10))
 	}
-	return append(argv, "-cp", strings.Join([]string{s.dir, ApacheJar, slf4jLog4j, log4jJar, servletAPI}, ":"),
+	argv = append(argv, s.opts.JVMFlags...)
+	cp := append([]string{s.dir, ApacheJar, slf4jLog4j, log4jJar, servletAPI}, s.opts.ApacheClassPath...)
+	return append(argv, "-cp", strings.Join(cp, ":"),
 		apacheMain, filepath.Join(s.dir, "zoo.cfg"))
 }

@@ -31,6 +31,13 @@ var (
 // splits the output, as compat-tests/zkcli/zkcli_check.py does.
 func RunZkCli(t testing.TB, addr string, commands []string) [][]string {
 	t.Helper()
+	return RunZkCliFlags(t, addr, "", commands)
+}
+
+// RunZkCliFlags is RunZkCli with JVM flags added to CLIENT_JVMFLAGS (such
+// as -Djava.security.auth.login.config=FILE for SASL).
+func RunZkCliFlags(t testing.TB, addr, jvmFlags string, commands []string) [][]string {
+	t.Helper()
 	if _, err := os.Stat(ZkCli); err != nil {
 		t.Fatalf("%s missing: %s", ZkCli, installHint)
 	}
@@ -40,7 +47,7 @@ func RunZkCli(t testing.TB, addr string, commands []string) [][]string {
 	}
 	in.WriteString("stat /zkcli-script-step-end\nquit\n")
 	cmd := exec.Command("timeout", "-k", "5", "120", ZkCli, "-server", addr)
-	cmd.Env = append(os.Environ(), "CLIENT_JVMFLAGS=-Xmx256m")
+	cmd.Env = append(os.Environ(), strings.TrimSpace("CLIENT_JVMFLAGS=-Xmx256m "+jvmFlags))
 	cmd.Stdin = strings.NewReader(in.String())
 	out, _ := cmd.CombinedOutput() // zkCli exits 1 after quit
 	blocks := make([][]string, len(commands))

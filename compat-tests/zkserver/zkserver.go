@@ -62,6 +62,10 @@ type Options struct {
 	// NettyJars for serverCnxnFactory=NettyServerCnxnFactory (the secure
 	// client port). Ignored by StartZkafka.
 	ApacheClassPath []string
+	// JVMFlags are Java system properties ("-Dkey=value") as users give
+	// them in SERVER_JVMFLAGS: on Apache ZooKeeper's java command line, and
+	// in zkafka's environment as SERVER_JVMFLAGS (the JAAS file of SASL).
+	JVMFlags []string
 }
 
 // NettyJars are the Netty jars of Debian's packages that Apache
@@ -98,6 +102,7 @@ type Server struct {
 	dir     string // holds zoo.cfg, log4j.properties, server.log, data/
 	addr    string // 127.0.0.1:port, fixed for the life of the Server
 	argv    []string
+	env     []string // added to the process's environment
 	logPath string
 
 	// Ensemble members only (see ensemble.go).
@@ -172,6 +177,7 @@ func StartApache(t testing.TB, opts Options) *Server {
 	if opts.ContainerCheckInterval > 0 {
 		s.argv = append(s.argv, "-Dznode.container.checkIntervalMs="+strconv.FormatInt(opts.ContainerCheckInterval.Milliseconds(), 10))
 	}
+	s.argv = append(s.argv, opts.JVMFlags...)
 	cp := append([]string{s.dir, ApacheJar, slf4jLog4j, log4jJar, servletAPI}, opts.ApacheClassPath...)
 	s.argv = append(s.argv, "-cp", strings.Join(cp, ":"),
 		apacheMain, filepath.Join(s.dir, "zoo.cfg"))
@@ -188,6 +194,9 @@ func StartZkafka(t testing.TB, opts Options) *Server {
 	s := newServer(t, "zkafka", opts)
 	s.argv = append([]string{bin, "zookeeper"}, opts.ExtraArgs...)
 	s.argv = append(s.argv, filepath.Join(s.dir, "zoo.cfg"))
+	if len(opts.JVMFlags) > 0 {
+		s.env = []string{"SERVER_JVMFLAGS=" + strings.Join(opts.JVMFlags, " ")}
+	}
 	s.start()
 	return s
 }
@@ -302,6 +311,9 @@ func (s *Server) launch() {
 	fmt.Fprintf(f, "=== zkserver: starting %s\n", strings.Join(s.argv, " "))
 	cmd := exec.Command(s.argv[0], s.argv[1:]...)
 	cmd.Dir = s.dir
+	if len(s.env) > 0 {
+		cmd.Env = append(os.Environ(), s.env...)
+	}
 	cmd.Stdout, cmd.Stderr = f, f
 	// Own process group so Stop reaches children; die with the test binary.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

@@ -53,14 +53,13 @@ func (s *Server) Complete() bool { return s.state == complete }
 func (s *Server) User() string { return s.user }
 
 // Next takes the client's token and returns the server's: the challenge
-// for the first (empty) token, rspauth for the response. After an error
+// for the first token (empty, or ignored), rspauth for the response. After an error
 // or once complete, every further token is refused.
 func (s *Server) Next(token []byte) ([]byte, error) {
 	switch s.state {
 	case awaitingStart:
-		if len(token) != 0 {
-			return nil, s.fail("", "the first token must be empty (no initial response)")
-		}
+		// The first token should be empty (the mechanism has no initial
+		// response); Java's server ignores what it holds, and so do we.
 		s.nonce = s.makeNonce()
 		s.state = awaitingResponse
 		return []byte("realm=" + quote(s.Host) + ",nonce=" + quote(s.nonce) + ",charset=utf-8,algorithm=md5-sess"), nil

@@ -17,8 +17,9 @@
 // module entries in braces, then ';'); an entry is a login module class
 // name, a control flag (required, requisite, sufficient, optional: any
 // case) and key=value options, ended by ';'. Values are words or quoted
-// strings ("..." or '...', with backslash escapes as Java's
-// StreamTokenizer reads them). ParseEntries reads the entries alone, the
+// strings ("...", with backslash escapes as Java's StreamTokenizer reads
+// them). A section without entries is dropped, as Java does; the compat
+// test compares Parse with Java's ConfigFile. ParseEntries reads the entries alone, the
 // form of Kafka's inline sasl.jaas.config.
 //
 // Not done: Java's ${property} expansion in values (a value keeps the text

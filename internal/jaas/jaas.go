@@ -58,7 +58,9 @@ func Parse(src string) (File, error) {
 		if err := p.expect(';'); err != nil {
 			return nil, err
 		}
-		f[tok.text] = entries
+		if len(entries) > 0 { // Java drops a section without entries
+			f[tok.text] = entries
+		}
 	}
 }
 

@@ -13,7 +13,7 @@ const zkServer = `
 Server {
        org.apache.zookeeper.server.auth.DigestLoginModule required
        user_super="adminsecret"
-       user_alice='alice\"s secret' // single quotes, an escaped quote
+       user_alice="alice\"s secret" // an escaped quote
        user_bob=bobsecret;
 };
 
@@ -102,5 +102,15 @@ func TestJVMProperty(t *testing.T) {
 	}
 	if _, ok := JVMProperty(key, "-D"+key+"x=/c", ""); ok {
 		t.Fatal("a longer name matched")
+	}
+}
+
+func TestSingleQuotesAndEmptySections(t *testing.T) {
+	if _, err := Parse(`S { a.B required k='v'; };`); err == nil {
+		t.Fatal("single quotes were taken (Java's ConfigFile refuses them)")
+	}
+	f, err := Parse(`S { }; T { a.B required; };`)
+	if _, ok := f["S"]; err != nil || ok || len(f["T"]) != 1 {
+		t.Fatalf("%v %v", f, err)
 	}
 }

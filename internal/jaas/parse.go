@@ -53,7 +53,7 @@ func (l *lexer) next() (token, error) {
 	}
 	c := l.src[l.pos]
 	switch {
-	case c == '"' || c == '\'':
+	case c == '"':
 		return l.quoted(c)
 	case isWordByte(c):
 		start := l.pos
@@ -94,7 +94,7 @@ func (l *lexer) skipSpace() error {
 	return nil
 }
 
-// quoted reads a string in quotes q, with StreamTokenizer's escapes
+// quoted reads a string in double quotes q, with StreamTokenizer's escapes
 // (\n \t \b \f \r, octal \NNN, and \x for any other x). A string may not
 // span lines.
 func (l *lexer) quoted(q byte) (token, error) {

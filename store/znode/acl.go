@@ -55,8 +55,9 @@ func aclKey(acl []zkproto.ACL) string { return string(zkproto.AppendACLs(nil, ac
 // fixupACL is PrepRequestProcessor.fixupACL: drop duplicates, refuse an empty
 // list or an unknown scheme or a malformed id, and expand "auth" to every
 // identity of the session whose scheme is an authenticating provider
-// (digest and x509; ip is not one, and super has no provider).
-func fixupACL(acl []zkproto.ACL, auth []zkproto.ID) ([]zkproto.ACL, zkproto.Err) {
+// (digest and x509, and sasl when sasl is registered; ip is not one, and
+// super has no provider).
+func fixupACL(acl []zkproto.ACL, auth []zkproto.ID, sasl bool) ([]zkproto.ACL, zkproto.Err) {
 	if len(acl) == 1 && acl[0].ID == zkproto.AnyoneIDUnsafe {
 		return acl, zkproto.ErrOK // the common case, without allocating
 	}
@@ -77,14 +78,14 @@ func fixupACL(acl []zkproto.ACL, auth []zkproto.ID) ([]zkproto.ACL, zkproto.Err)
 		case a.ID.Scheme == "auth":
 			n := len(out)
 			for _, id := range auth {
-				if id.Scheme == "digest" || id.Scheme == "x509" {
+				if id.Scheme == "digest" || id.Scheme == "x509" || sasl && id.Scheme == "sasl" {
 					out = append(out, zkproto.ACL{Perms: a.Perms, ID: id})
 				}
 			}
 			if len(out) == n {
 				return nil, zkproto.ErrInvalidACL
 			}
-		case validID(a.ID):
+		case validID(a.ID, sasl):
 			out = append(out, a)
 		default:
 			return nil, zkproto.ErrInvalidACL
@@ -104,9 +105,11 @@ func containsACL(l []zkproto.ACL, a zkproto.ACL) bool {
 
 // validID is AuthenticationProvider.isValid for the providers ZooKeeper
 // registers by default, digest and ip, and x509 (any id is valid), which a
-// secure client port uses.
-func validID(id zkproto.ID) bool {
+// secure client port uses, and sasl when sasl is registered.
+func validID(id zkproto.ID, sasl bool) bool {
 	switch id.Scheme {
+	case "sasl":
+		return sasl && validKerberosName(id.ID)
 	case "x509":
 		return true
 	case "digest":
@@ -116,6 +119,18 @@ func validID(id zkproto.ID) bool {
 		return ok
 	}
 	return false
+}
+
+// validKerberosName is SASLAuthenticationProvider.isValid: new
+// KerberosName(id) throws only for a name with '@' that is not
+// service[/host]@realm (no '/' or '@' inside the parts).
+func validKerberosName(id string) bool {
+	if !strings.Contains(id, "@") {
+		return true
+	}
+	principal, realm, _ := strings.Cut(id, "@")
+	service, host, _ := strings.Cut(principal, "/")
+	return !strings.ContainsAny(realm, "/@") && !strings.ContainsAny(host, "/@") && !strings.ContainsAny(service, "/@")
 }
 
 // javaSplitLen is len(s.split(sep)) in Java: trailing empty strings are
@@ -169,6 +184,10 @@ func matchID(scheme, id, expr string) bool {
 	switch scheme {
 	case "digest", "x509":
 		return id == expr
+	case "sasl":
+		// SASLAuthenticationProvider.matches: the sasl user "super"
+		// matches every sasl ACL.
+		return id == expr || id == "super"
 	case "ip":
 		return matchIP(id, expr)
 	}

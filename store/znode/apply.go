@@ -35,6 +35,11 @@ type Txn struct {
 	// quota fail with QuotaExceeded (zookeeper.enforceQuota on the server
 	// that took the request).
 	EnforceQuota bool
+	// SASLScheme: the server that took the request has the sasl
+	// authentication provider (authProvider.N = SASLAuthenticationProvider),
+	// so sasl ids are valid in ACLs and "auth" takes the session's sasl ids,
+	// as PrepRequestProcessor.fixupACL with that provider registered.
+	SASLScheme bool
 }
 
 // OpRevalidateSession is the txn of a session that reattached to a server

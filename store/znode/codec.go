@@ -12,7 +12,7 @@ const txnVersion = 1
 
 // Txn encoding (big-endian jute primitives, see zkproto):
 //
-//	version u8 (=1) | zxid i64 | time i64 | session i64 | flags u8 (1=multi, 2=super, 4=owner, 8=enforceQuota)
+//	version u8 (=1) | zxid i64 | time i64 | session i64 | flags u8 (1=multi, 2=super, 4=owner, 8=enforceQuota, 16=saslScheme)
 //	owner: i64, only when flag 4 is set (Txn.Owner != 0)
 //	auth:  count i32, then per id:  scheme ustring | id ustring
 //	ops:   count i32, then per op:  type i32 | path ustring | data buffer (-1 = null)
@@ -23,6 +23,7 @@ const (
 	flagSuper
 	flagOwner
 	flagEnforceQuota
+	flagSASLScheme
 	minOpSize = 4 + 4 + 4 + 4 + 4 + 8 + 4 + 4
 )
 
@@ -40,6 +41,9 @@ func (txn *Txn) Append(dst []byte) []byte {
 	}
 	if txn.EnforceQuota {
 		flags |= flagEnforceQuota
+	}
+	if txn.SASLScheme {
+		flags |= flagSASLScheme
 	}
 	dst = append(dst, txnVersion)
 	dst = zkproto.AppendLong(dst, txn.Zxid)
@@ -88,12 +92,13 @@ func DecodeTxn(b []byte) (Txn, error) {
 	txn.Time = r.Long()
 	txn.Session = r.Long()
 	flags := byteOf(r)
-	if flags&^(flagMulti|flagSuper|flagOwner|flagEnforceQuota) != 0 {
+	if flags&^(flagMulti|flagSuper|flagOwner|flagEnforceQuota|flagSASLScheme) != 0 {
 		r.Fail(fmt.Errorf("znode: unknown txn flags %#x", flags))
 	}
 	txn.Multi = flags&flagMulti != 0
 	txn.Super = flags&flagSuper != 0
 	txn.EnforceQuota = flags&flagEnforceQuota != 0
+	txn.SASLScheme = flags&flagSASLScheme != 0
 	if flags&flagOwner != 0 {
 		if txn.Owner = r.Long(); txn.Owner == 0 {
 			r.Fail(errors.New("znode: txn owner flag with owner 0"))

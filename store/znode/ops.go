@@ -103,7 +103,7 @@ func (t *Tree) create(txn *Txn, op *Op, typ zkproto.OpCode, ev *[]Event) (string
 	if !strings.Contains(path, "/") || strings.IndexByte(path, 0) >= 0 {
 		return "", zkproto.Stat{}, zkproto.ErrBadArguments
 	}
-	acl, err := fixupACL(op.ACL, txn.Auth)
+	acl, err := fixupACL(op.ACL, txn.Auth, txn.SASLScheme)
 	if err != zkproto.ErrOK {
 		return "", zkproto.Stat{}, err
 	}
@@ -267,7 +267,7 @@ func (t *Tree) setACL(txn *Txn, op *Op) (zkproto.Stat, zkproto.Err) {
 	err := firstErr(
 		func() zkproto.Err { return t.checkSession(txn) },
 		func() zkproto.Err { return validErr(op.Path) },
-		func() (e zkproto.Err) { acl, e = fixupACL(op.ACL, txn.Auth); return e },
+		func() (e zkproto.Err) { acl, e = fixupACL(op.ACL, txn.Auth, txn.SASLScheme); return e },
 		func() zkproto.Err { n = t.get(op.Path); return exists(n) },
 		func() zkproto.Err { return t.allowed(n, zkproto.PermAdmin, txn) },
 		func() zkproto.Err { return versionErr(op.Version, n.aversion()) },
