@@ -49,13 +49,17 @@ func newTestBroker(t testing.TB) (*Broker, *partition) {
 	b.mu.conns = map[*conn]struct{}{}
 	b.cluster.init()
 	tc := effectiveConfig(&cfg, nil)
-	part, err := openPartition(partitionDir(dir, "t", 0), "t", 0, tc, b.log)
+	id := zkmeta.NewUUID()
+	part, err := openReplica(partitionDir(dir, "t", 0), "t", 0, id, 0, tc, b.log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { part.close() })
-	tp := &topic{name: "t", id: zkmeta.NewUUID(), replicas: [][]int32{{0}}, leaders: []int32{0}, leaderEpochs: []int32{0},
-		isr: [][]int32{{0}}, cfg: tc, parts: []*partition{part}}
+	if err := part.applyState(partState{leader: 0, isr: []int32{0}, replicas: []int32{0}}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	tp := &topic{name: "t", id: id, replicas: [][]int32{{0}}, leaders: []int32{0}, leaderEpochs: []int32{0},
+		isr: [][]int32{{0}}, zkVersions: []int32{0}, cfg: tc, parts: []*partition{part}, local: []*partition{part}}
 	b.cluster.topics["t"], b.cluster.byID[tp.id] = tp, tp
 	return b, part
 }
@@ -160,7 +164,7 @@ func TestAdvertisedVersions(t *testing.T) {
 	want := map[int16][2]int16{0: {0, 9}, 1: {0, 13}, 2: {0, 7}, 3: {0, 12}, 10: {0, 4}, 18: {0, 3},
 		19: {0, 7}, 20: {0, 6}, 22: {0, 4}, 23: {0, 4}, 32: {0, 4}, 37: {0, 3}, 60: {0, 1},
 		8: {0, 8}, 9: {0, 8}, 11: {0, 9}, 12: {0, 4}, 13: {0, 5}, 14: {0, 5}, 15: {0, 5}, 16: {0, 5},
-		42: {0, 2}, 47: {0, 0}, 33: {0, 2}, 44: {0, 1}}
+		42: {0, 2}, 47: {0, 0}, 33: {0, 2}, 44: {0, 1}, 56: {0, 3}}
 	got := advertisedVersions()
 	if len(got) != len(want) {
 		t.Fatalf("advertised %v", got)

@@ -69,6 +69,8 @@ type Config struct {
 
 	Metrics MetricsConfig // zkafka.metrics.*: the Prometheus endpoint (metrics_http.go)
 	Cleaner CleanerConfig // log.cleaner.* (cleaner_config.go)
+	// Replication is replica.* and the inter-broker listener (replication_config.go).
+	Replication ReplicationConfig
 
 	// topicDefaults are broker defaults of topic configs given in
 	// server.properties that Config has no field for (min.insync.replicas,
@@ -103,6 +105,7 @@ func DefaultConfig(dataDir string) Config {
 		Metrics:                  DefaultMetricsConfig(),
 		SSL:                      DefaultSSLConfig(),
 		Cleaner:                  DefaultCleanerConfig(),
+		Replication:              DefaultReplicationConfig(),
 	}
 }
 
@@ -231,6 +234,9 @@ func applyOtherProperty(cfg *Config, p properties.Property, log *slog.Logger) er
 		return err
 	}
 	if ok, err := cfg.Cleaner.parseProperty(k, v); ok {
+		return err
+	}
+	if ok, err := cfg.Replication.parseProperty(k, v); ok {
 		return err
 	}
 	if ok, err := cfg.SSL.parseProperty(k, v); ok {

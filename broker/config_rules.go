@@ -296,7 +296,6 @@ var ignoredProperties = map[string]func(string) error{
 	"max.connections.per.ip": atLeast(0, math.MaxInt32), "connections.max.idle.ms": atLeast(math.MinInt64, math.MaxInt64),
 	"auto.leader.rebalance.enable": isBool, "controlled.shutdown.enable": isBool,
 	"log.preallocate": isBool, "zookeeper.set.acl": isBool, "allow.everyone.if.no.acl.found": isBool,
-	"inter.broker.listener.name": nil, "security.inter.broker.protocol": nil,
 	"inter.broker.protocol.version": nil, "log.message.format.version": nil, "broker.rack": nil, "metric.reporters": nil,
 	"authorizer.class.name": nil, "super.users": nil, "principal.builder.class": nil, "max.connections.per.ip.overrides": nil,
 	"control.plane.listener.name": nil, "zookeeper.clientCnxnSocket": nil, "kafka.metrics.reporters": nil,

@@ -55,6 +55,8 @@ type conn struct {
 	scratch     []byte // decompression buffer for ValidateBatch
 	produceReq  kproto.ProduceRequest
 	produceResp kproto.ProduceResponse
+	// produceWaits are the partitions an acks=all produce waits for.
+	produceWaits []produceWait
 	fetchReq    kproto.FetchRequest
 	fetch       fetchState
 	listReq     kproto.ListOffsetsRequest

@@ -59,10 +59,11 @@ func (b *Broker) startCluster(addr []net.Addr) error {
 	}
 	close(b.registered)
 	b.refreshBrokers()
-	b.ctl = controller.New(controller.Config{ISRIsLive: false},
+	b.ctl = controller.New(controller.Config{ISRIsLive: true},
 		&controller.ZKStore{ZK: b.zk, BrokerID: b.cfg.BrokerID, UncleanDefault: storedDefault("unclean.leader.election.enable")(&b.cfg) == "true"},
 		b.statesChanged, b.controlChanged, b.log)
 	b.goTracked("controller", func() { b.ctl.Run(b.done) })
+	b.startReplication()
 	b.tryElect()
 	b.goTracked("zk-session", func() { b.sessionLoop(addr) })
 	b.goTracked("zk-controller", b.controllerLoop)

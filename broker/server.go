@@ -57,6 +57,9 @@ type Broker struct {
 	metricsSrv *obshttp.Server
 	// cleaner is the log cleaner of compacted topics (cleaner.go).
 	cleaner *logCleaner
+	// repl is the replica manager's state: fetchers, ISR changes, high
+	// watermark checkpoints (replication.go).
+	repl replication
 	// stateWatches are the state znodes this broker watches (statewatch.go).
 	stateWatches struct {
 		sync.Mutex
@@ -108,6 +111,7 @@ func New(cfg Config, log *slog.Logger) (*Broker, error) {
 	b.budget = newRequestBudget(cfg.QueuedMaxRequestBytes, budgetPatience)
 	b.metrics = newBrokerMetrics()
 	b.cluster.init()
+	b.initReplication()
 	if err := b.initTLS(); err != nil {
 		return nil, err
 	}
@@ -266,6 +270,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	b.mu.closing = true
 	b.goroutines.Close()
 	close(b.done)
+	b.repl.fetchers.Stop()
 	for l := range b.mu.listeners {
 		l.Close()
 	}
@@ -283,6 +288,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		b.goroutines.Wait(context.Background())
 	}
 	b.groups.stop()
+	b.checkpointHighWatermarks()
 	b.closePartitions()
 	b.zk.Close()
 	return errors.Join(err, b.stopMetrics(ctx))
