@@ -1,0 +1,128 @@
+package broker
+
+import (
+	"net"
+	"testing"
+	"time"
+
+	"github.com/zkafka/zkafka/kproto"
+)
+
+// newReplicatedTestBroker is newTestBroker with partition t-0 led by this
+// broker (0) with followers 1 and 2, all three in the ISR.
+func newReplicatedTestBroker(t *testing.T) (*Broker, *partition) {
+	b, part := newTestBroker(t)
+	st := partState{leader: 0, epoch: 1, isr: []int32{0, 1, 2}, replicas: []int32{0, 1, 2}, zkVersion: 1}
+	if err := part.applyState(st, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	tp := b.cluster.topic("t")
+	tp.replicas, tp.isr = [][]int32{{0, 1, 2}}, [][]int32{{0, 1, 2}}
+	return b, part
+}
+
+// fetchAt runs one partition of a Fetch (v13) at offset as replica
+// (-1: a consumer).
+func fetchAt(t *testing.T, b *Broker, replicaID int32, offset int64) fetchPart {
+	t.Helper()
+	s, c := net.Pipe()
+	defer s.Close()
+	defer c.Close()
+	cn := newConn(b, s)
+	req := &kproto.FetchRequest{Version: 13, ReplicaID: replicaID, MaxBytes: 1 << 20}
+	rp := &kproto.FetchPartition{FetchOffset: offset, CurrentLeaderEpoch: -1, LastFetchedEpoch: -1, PartitionMaxBytes: 1 << 20}
+	var fp fetchPart
+	cn.fetchPartition(req, b.cluster.topic("t"), rp, &fp, 0, 1<<20)
+	t.Cleanup(fp.rng.Release)
+	return fp
+}
+
+// TestConsumersReadUpToTheHighWatermark: appended records are invisible
+// to consumers (and ListOffsets' latest stays) until every ISR member
+// has fetched them; followers read them at once.
+func TestConsumersReadUpToTheHighWatermark(t *testing.T) {
+	b, part := newReplicatedTestBroker(t)
+	for range 3 {
+		if res := part.appendBatch(testBatch(100), time.Now()); res.code != kproto.CodeNone {
+			t.Fatal(res.code)
+		}
+	}
+	leo := part.log.NextOffset()
+	if fp := fetchAt(t, b, -1, 0); fp.rng.Len != 0 || fp.resp.HighWatermark != 0 || fp.resp.ErrorCode != kproto.CodeNone {
+		t.Fatalf("consumer before replication: %d bytes, hw %d, error %d", fp.rng.Len, fp.resp.HighWatermark, fp.resp.ErrorCode)
+	}
+	if fp := fetchAt(t, b, 1, 0); fp.rng.Len == 0 {
+		t.Fatal("follower 1 read nothing below the log end")
+	}
+	fetchAt(t, b, 1, leo) // follower 1 has it all; 2 has not fetched
+	if hw := part.highWatermark(); hw != 0 {
+		t.Fatalf("hw %d with follower 2 unknown, want 0", hw)
+	}
+	fetchAt(t, b, 2, 2) // follower 2 holds the first two batches
+	if fp := fetchAt(t, b, -1, 0); fp.rng.NextOffset != 2 || fp.resp.HighWatermark != 2 {
+		t.Fatalf("consumer read up to %d (hw %d), want 2", fp.rng.NextOffset, fp.resp.HighWatermark)
+	}
+	if fp := fetchAt(t, b, -1, 2); fp.rng.Len != 0 || fp.resp.ErrorCode != kproto.CodeNone {
+		t.Fatalf("consumer at the hw: %d bytes, error %d; want an empty answer", fp.rng.Len, fp.resp.ErrorCode)
+	}
+	fetchAt(t, b, 2, leo)
+	if fp := fetchAt(t, b, -1, 0); part.highWatermark() != leo || fp.rng.NextOffset != leo {
+		t.Fatalf("hw %d, consumer read to %d; want %d", part.highWatermark(), fp.rng.NextOffset, leo)
+	}
+	if fp := fetchAt(t, b, -1, leo+1); fp.resp.ErrorCode != kproto.CodeOffsetOutOfRange {
+		t.Fatalf("past the log end: error %d", fp.resp.ErrorCode)
+	}
+}
+
+// TestAcksAllWaits: an acks=all wait ends when the ISR has the batch, at
+// the timeout, with NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank
+// below min.insync.replicas, and with NOT_LEADER_OR_FOLLOWER when
+// leadership moved.
+func TestAcksAllWaits(t *testing.T) {
+	_, part := newReplicatedTestBroker(t)
+	never := make(chan struct{})
+	appendOne := func() int64 {
+		if res := part.appendBatch(testBatch(10), time.Now()); res.code != kproto.CodeNone {
+			t.Fatal(res.code)
+		}
+		return part.log.NextOffset()
+	}
+	wait := func(end int64, minISR int, d time.Duration) chan kproto.ErrorCode {
+		ch := make(chan kproto.ErrorCode, 1)
+		go func() { ch <- part.waitCommitted(end, minISR, time.Now().Add(d), never) }()
+		return ch
+	}
+	end := appendOne()
+	if code := <-wait(end, 2, 20*time.Millisecond); code != kproto.CodeRequestTimedOut {
+		t.Fatalf("no follower fetched: %d, want REQUEST_TIMED_OUT", code)
+	}
+	ch := wait(end, 2, time.Minute)
+	part.followerFetched(1, end, time.Now())
+	part.followerFetched(2, end, time.Now())
+	if code := <-ch; code != kproto.CodeNone {
+		t.Fatalf("all fetched: %d", code)
+	}
+	end = appendOne()
+	ch = wait(end, 2, time.Minute)
+	part.followerFetched(1, end, time.Now())
+	part.isrAnswered(1, []int32{0}, 2, false) // the controller took 1 and 2 out
+	if code := <-ch; code != kproto.CodeNotEnoughReplicasAfterAppend {
+		t.Fatalf("ISR shrank to the leader: %d, want NOT_ENOUGH_REPLICAS_AFTER_APPEND", code)
+	}
+	end = appendOne()
+	if code := <-wait(end, 1, time.Minute); code != kproto.CodeNone {
+		t.Fatalf("ISR of one, min.insync.replicas 1: %d", code)
+	}
+	part.isrAnswered(1, []int32{0, 1}, 3, false)
+	end = appendOne()
+	ch = wait(end, 1, time.Minute)
+	if err := part.applyState(partState{leader: 1, epoch: 2, isr: []int32{1}, replicas: []int32{0, 1, 2}, zkVersion: 4}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if code := <-ch; code != kproto.CodeNotLeaderOrFollower {
+		t.Fatalf("leadership moved: %d", code)
+	}
+	if res := part.appendBatch(testBatch(10), time.Now()); res.code != kproto.CodeNotLeaderOrFollower {
+		t.Fatalf("append as a follower: %d", res.code)
+	}
+}
