@@ -57,10 +57,10 @@ type conn struct {
 	produceResp kproto.ProduceResponse
 	// produceWaits are the partitions an acks=all produce waits for.
 	produceWaits []produceWait
-	fetchReq    kproto.FetchRequest
-	fetch       fetchState
-	listReq     kproto.ListOffsetsRequest
-	metaReq     kproto.MetadataRequest
+	fetchReq     kproto.FetchRequest
+	fetch        fetchState
+	listReq      kproto.ListOffsetsRequest
+	metaReq      kproto.MetadataRequest
 }
 
 // response is a complete response frame, possibly with holes that the
