@@ -26,14 +26,15 @@ func handleAlterPartition(c *conn, req *kmsg.AlterPartitionRequest) (kmsg.Respon
 		return resp, nil
 	}
 	areq := controller.AlterRequest{Broker: req.BrokerID, BrokerEpoch: req.BrokerEpoch}
-	names := map[[16]byte]string{}
+	ids := map[string][16]byte{} // the answer names topics as the request did
 	for _, rt := range req.Topics {
 		name := rt.Topic
 		if req.Version >= 2 {
+			name = "\x00unknown topic id " + string(rt.TopicID[:]) // no topic has it: UNKNOWN_TOPIC_OR_PARTITION
 			if t := c.b.cluster.topicByID(rt.TopicID); t != nil {
 				name = t.name
 			}
-			names[rt.TopicID] = name
+			ids[name] = rt.TopicID
 		}
 		for _, rp := range rt.Partitions {
 			isr := rp.NewISR
@@ -60,9 +61,7 @@ func handleAlterPartition(c *conn, req *kmsg.AlterPartitionRequest) (kmsg.Respon
 			byTopic[r.Partition.Topic] = i
 			rt := kmsg.NewAlterPartitionResponseTopic()
 			rt.Topic = r.Partition.Topic
-			if t := c.b.cluster.topic(r.Partition.Topic); t != nil {
-				rt.TopidID = t.id // sic: kmsg spells it so
-			}
+			rt.TopidID = ids[r.Partition.Topic] // sic: kmsg spells it so
 			resp.Topics = append(resp.Topics, rt)
 		}
 		rp := kmsg.NewAlterPartitionResponseTopicPartition()

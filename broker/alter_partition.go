@@ -52,11 +52,14 @@ func (b *Broker) isrSendLoop() {
 		case <-t.C:
 		}
 		t.Stop()
+		// Taken off the queue now: a proposal made while this request is
+		// in flight queues its partition again.
 		b.repl.isr.Lock()
 		parts := make([]*partition, 0, len(b.repl.isr.pending))
 		for p := range b.repl.isr.pending {
 			parts = append(parts, p)
 		}
+		clear(b.repl.isr.pending)
 		b.repl.isr.Unlock()
 		if len(parts) == 0 {
 			retry = false
@@ -64,6 +67,7 @@ func (b *Broker) isrSendLoop() {
 		}
 		addr, ok := b.interBrokerAddr(b.cluster.controllerID())
 		if !ok {
+			b.requeueISR(parts)
 			retry = true
 			continue
 		}
@@ -74,13 +78,25 @@ func (b *Broker) isrSendLoop() {
 			var err error
 			if cl, err = kgo.NewClient(kgo.SeedBrokers(addr), kgo.ClientID("zkafka-alter-partition"), kgo.RequestRetries(0)); err != nil {
 				cl = nil
+				b.requeueISR(parts)
 				retry = true
 				continue
 			}
 			clAddr = addr
 		}
-		retry = !b.sendISRChanges(cl, parts)
+		if retry = !b.sendISRChanges(cl, parts); retry {
+			b.requeueISR(parts)
+		}
 	}
+}
+
+// requeueISR puts back partitions whose proposals were not answered.
+func (b *Broker) requeueISR(parts []*partition) {
+	b.repl.isr.Lock()
+	for _, p := range parts {
+		b.repl.isr.pending[p] = true
+	}
+	b.repl.isr.Unlock()
 }
 
 // proposal is one partition's pending ISR in a request.
@@ -100,7 +116,6 @@ func (b *Broker) sendISRChanges(cl *kgo.Client, parts []*partition) bool {
 	for _, p := range parts {
 		epoch, isr, pe, ok := p.pendingISR()
 		if !ok {
-			b.dequeueISR(p)
 			continue
 		}
 		if byKey[p.topicID] == nil {
@@ -152,20 +167,20 @@ func (b *Broker) sendISRChanges(cl *kgo.Client, parts []*partition) bool {
 			if !ok {
 				continue
 			}
-			b.dequeueISR(pr.part)
 			if rp.ErrorCode != 0 {
 				b.log.Info("ISR change refused by the controller", "topic", pr.part.topic, "partition", pr.part.index, "isr", pr.isr, "code", rp.ErrorCode)
 			} else {
 				b.log.Info("ISR changed", "topic", pr.part.topic, "partition", pr.part.index, "isr", rp.ISR, "partition_epoch", rp.PartitionEpoch)
 			}
-			pr.part.isrAnswered(pr.epoch, rp.ISR, rp.PartitionEpoch, rp.ErrorCode != 0)
+			pr.part.isrAnswered(pr.epoch, pr.isr, rp.ISR, rp.PartitionEpoch, rp.ErrorCode != 0)
+			delete(byKey[id], rp.Partition)
+		}
+	}
+	// Proposals the answer left out are dropped, to be made again.
+	for _, m := range byKey {
+		for _, pr := range m {
+			pr.part.isrAnswered(pr.epoch, pr.isr, nil, 0, true)
 		}
 	}
 	return true
-}
-
-func (b *Broker) dequeueISR(p *partition) {
-	b.repl.isr.Lock()
-	delete(b.repl.isr.pending, p)
-	b.repl.isr.Unlock()
 }

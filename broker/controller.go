@@ -51,6 +51,10 @@ func (b *Broker) epochCheck() (*zk.CheckVersionRequest, int32, error) {
 
 var errNotController = errors.New("this broker is not the controller")
 
+// isrIsLive: a new partition's ISR is every live replica (followers
+// replicate), in the controller's loop and in CreateTopics' own writes.
+const isrIsLive = true
+
 // startCluster registers the broker, runs for controller and starts the
 // watches. Called once, by the first Serve.
 func (b *Broker) startCluster(addr []net.Addr) error {
@@ -59,7 +63,7 @@ func (b *Broker) startCluster(addr []net.Addr) error {
 	}
 	close(b.registered)
 	b.refreshBrokers()
-	b.ctl = controller.New(controller.Config{ISRIsLive: true},
+	b.ctl = controller.New(controller.Config{ISRIsLive: isrIsLive},
 		&controller.ZKStore{ZK: b.zk, BrokerID: b.cfg.BrokerID, UncleanDefault: storedDefault("unclean.leader.election.enable")(&b.cfg) == "true"},
 		b.statesChanged, b.controlChanged, b.log)
 	b.goTracked("controller", func() { b.ctl.Run(b.done) })

@@ -189,21 +189,29 @@ func (p *partition) pendingISR() (epoch int32, isr []int32, partitionEpoch int32
 	return p.leaderEpoch.Load(), slices.Clone(p.mu.leader.Pending), p.mu.partitionEpoch, true
 }
 
-// isrAnswered applies the controller's answer to a proposal made in
-// leader epoch epoch: the new ISR at partitionEpoch, or (failed) the
-// proposal dropped, to be made again from the state the watch brings.
-func (p *partition) isrAnswered(epoch int32, isr []int32, partitionEpoch int32, failed bool) {
+// isrAnswered applies the controller's answer to the proposal proposed
+// made in leader epoch epoch: the new ISR at partitionEpoch, or (failed)
+// the proposal dropped, to be made again from the state the watch brings.
+// An answer to a proposal that is no longer the pending one changes
+// nothing but a newer ISR.
+func (p *partition) isrAnswered(epoch int32, proposed, isr []int32, partitionEpoch int32, failed bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.mu.role != roleLeader || p.mu.leader == nil || p.leaderEpoch.Load() != epoch {
 		return
 	}
-	if failed {
-		p.mu.leader.Pending = nil
-		return
-	}
-	if partitionEpoch > p.mu.partitionEpoch {
+	current := slices.Equal(p.mu.leader.Pending, proposed)
+	switch {
+	case failed:
+		if current {
+			p.mu.leader.Pending = nil
+		}
+	case partitionEpoch > p.mu.partitionEpoch:
+		pending := p.mu.leader.Pending
 		p.commitISRLocked(isr, partitionEpoch)
+		if !current {
+			p.mu.leader.Pending = pending // a newer proposal, queued
+		}
 	}
 }
 

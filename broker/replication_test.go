@@ -105,7 +105,7 @@ func TestAcksAllWaits(t *testing.T) {
 	end = appendOne()
 	ch = wait(end, 2, time.Minute)
 	part.followerFetched(1, end, time.Now())
-	part.isrAnswered(1, []int32{0}, 2, false) // the controller took 1 and 2 out
+	part.isrAnswered(1, nil, []int32{0}, 2, false) // the controller took 1 and 2 out
 	if code := <-ch; code != kproto.CodeNotEnoughReplicasAfterAppend {
 		t.Fatalf("ISR shrank to the leader: %d, want NOT_ENOUGH_REPLICAS_AFTER_APPEND", code)
 	}
@@ -113,7 +113,7 @@ func TestAcksAllWaits(t *testing.T) {
 	if code := <-wait(end, 1, time.Minute); code != kproto.CodeNone {
 		t.Fatalf("ISR of one, min.insync.replicas 1: %d", code)
 	}
-	part.isrAnswered(1, []int32{0, 1}, 3, false)
+	part.isrAnswered(1, nil, []int32{0, 1}, 3, false)
 	end = appendOne()
 	ch = wait(end, 1, time.Minute)
 	if err := part.applyState(partState{leader: 1, epoch: 2, isr: []int32{1}, replicas: []int32{0, 1, 2}, zkVersion: 4}, time.Now()); err != nil {

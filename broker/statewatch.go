@@ -48,24 +48,27 @@ func (b *Broker) stateWatchLoop(k stateWatchKey) {
 		b.stateWatches.Unlock()
 	}()
 	path := zkmeta.StatePath(k.topic, k.partition)
-	first := true
 	for {
-		_, _, ch, err := b.zk.Conn.ExistsW(b.zk.Path(path))
+		ok, st, ch, err := b.zk.Conn.ExistsW(b.zk.Path(path))
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
 			if !b.sleep(time.Second) {
 				return
 			}
 			continue
 		}
-		if !first {
-			if t := b.cluster.topic(k.topic); t == nil || k.partition >= len(t.replicas) {
-				return
-			}
+		t := b.cluster.topic(k.topic)
+		if t == nil || k.partition >= len(t.replicas) {
+			return
+		}
+		// Re-read when the znode is not what the cache was built from:
+		// it changed, or was created after the topic was read and
+		// before this watch was set (a watch set on it now would not
+		// fire for that).
+		if cached := t.zkVersions[k.partition]; ok && st.Version != cached {
 			if err := b.reloadTopic(k.topic); err != nil {
 				b.log.Warn("reloading topic after a state change", "topic", k.topic, "err", err)
 			}
 		}
-		first = false
 		select {
 		case ev := <-ch:
 			if ev.Type == zk.EventNodeDeleted {
