@@ -25,6 +25,7 @@ import (
 //	unclean topic=T              the topic's unclean.leader.election.enable becomes true
 //	elect                        run for controller (another holds it after "taken")
 //	taken                        another broker holds /controller
+//	vacate                       /controller is gone (its holder's session ended)
 //	fence                        another controller bumps /controller_epoch
 //	casfail topic=T p=N          another writer changes T-N's state znode (a later CAS fails)
 //	state                        every partition state znode
@@ -228,6 +229,8 @@ func (e *loopEnv) handle(t *testing.T, d *datadriven.TestData) string {
 		async(func() { e.c.TryElect(never) })
 	case "taken":
 		e.store.controllerHeld = true
+	case "vacate":
+		e.store.controllerHeld = false
 	case "fence":
 		e.store.epoch++
 		e.store.epochVersion++
