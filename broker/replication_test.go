@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"encoding/binary"
 	"net"
 	"testing"
 	"time"
@@ -125,4 +126,58 @@ func TestAcksAllWaits(t *testing.T) {
 	if res := part.appendBatch(testBatch(10), time.Now()); res.code != kproto.CodeNotLeaderOrFollower {
 		t.Fatalf("append as a follower: %d", res.code)
 	}
+}
+
+// TestFollowerProducerStateDeduplicates: a follower records the
+// idempotent producers of the batches it copies, so that after it
+// becomes leader a producer's retry of a batch the old leader wrote is
+// answered with the original offset and not appended again; the
+// leader's epochs enter the follower's epoch cache from the batches.
+func TestFollowerProducerStateDeduplicates(t *testing.T) {
+	_, part := newTestBroker(t)
+	if err := part.applyState(partState{leader: 5, epoch: 3, isr: []int32{5, 0}, replicas: []int32{5, 0}, zkVersion: 1}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	// The leader's batches: producer 77, sequences 0 and 1, at offsets
+	// 0 and 1, written in epoch 3.
+	var fetched []byte
+	for seq := int32(0); seq < 2; seq++ {
+		b := kproto.Batch(idempotentBatch(77, 0, seq))
+		b.SetBaseOffset(int64(seq))
+		b.SetPartitionLeaderEpoch(3)
+		fetched = append(fetched, b...)
+	}
+	f := asFollower{part}
+	if err := f.Append(2, fetched, 2, 0); err == nil {
+		t.Fatal("an append from an older epoch's fetch was taken")
+	}
+	if err := f.Append(3, fetched, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	if part.log.NextOffset() != 2 || part.highWatermark() != 1 || part.epochs.Latest() != 3 {
+		t.Fatalf("log end %d, hw %d, latest epoch %d; want 2, 1 (the leader's), 3", part.log.NextOffset(), part.highWatermark(), part.epochs.Latest())
+	}
+	if err := part.applyState(partState{leader: 0, epoch: 4, isr: []int32{0}, replicas: []int32{5, 0}, zkVersion: 2}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	res := part.appendBatch(idempotentBatch(77, 0, 1), time.Now()) // the producer's retry of sequence 1
+	if res.code != kproto.CodeNone || res.baseOffset != 1 || part.log.NextOffset() != 2 {
+		t.Fatalf("retry after failover: code %d base %d, log end %d; want the original offset 1, no append", res.code, res.baseOffset, part.log.NextOffset())
+	}
+	if res := part.appendBatch(idempotentBatch(77, 0, 2), time.Now()); res.code != kproto.CodeNone || res.baseOffset != 2 {
+		t.Fatalf("next sequence: code %d base %d", res.code, res.baseOffset)
+	}
+	if err := f.Append(4, fetched, 2, 0); err == nil {
+		t.Fatal("a leader took a follower's append")
+	}
+}
+
+// idempotentBatch is testBatch(10) from producer pid (epoch) at seq.
+func idempotentBatch(pid int64, epoch int16, seq int32) []byte {
+	b := kproto.Batch(testBatch(10))
+	binary.BigEndian.PutUint64(b[43:], uint64(pid))
+	binary.BigEndian.PutUint16(b[51:], uint16(epoch))
+	binary.BigEndian.PutUint32(b[53:], uint32(seq))
+	b.SetCRC()
+	return b
 }

@@ -157,17 +157,18 @@ func readCheckpoint(t testing.TB, e *kafkaenv.Env, topic string, p int32) int64 
 	return hw
 }
 
-// leaderOf is topic-p's leader in the metadata.
+// leaderOf is topic-p's leader in the metadata (polled: a broker learns
+// of a new topic through its watch).
 func leaderOf(t testing.TB, cl *kafkaenv.Cluster, topic string, p int32) int32 {
 	t.Helper()
 	adm := kadm.NewClient(client(t, cl))
-	td, err := adm.ListTopics(ctxT(t), topic)
-	if err != nil {
-		t.Fatal(err)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		td, err := adm.ListTopics(ctxT(t), topic)
+		if pd, ok := td[topic].Partitions[p]; err == nil && ok && pd.Leader >= 0 {
+			return pd.Leader
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s-%d has no leader: %+v %v", topic, p, td, err)
+		}
 	}
-	pd, ok := td[topic].Partitions[p]
-	if !ok || pd.Leader < 0 {
-		t.Fatalf("%s-%d has no leader: %+v", topic, p, td)
-	}
-	return pd.Leader
 }
