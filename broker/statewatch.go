@@ -9,10 +9,10 @@ import (
 )
 
 // Until the controller sends LeaderAndIsr requests, a broker learns that
-// the controller moved a partition's leadership by watching the state
-// znodes of the partitions it hosts a replica of: a change re-reads the
-// topic, which opens the partitions the broker now leads and closes the
-// ones it no longer leads.
+// the controller moved a partition's leadership or changed its ISR by
+// watching the state znodes of the partitions it hosts a replica of: a
+// change re-reads the topic, and applyTopic gives each local replica its
+// new role (leader, follower of the new leader) or ISR.
 
 type stateWatchKey struct {
 	topic     string

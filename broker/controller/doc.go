@@ -14,6 +14,7 @@
 //	c.BrokersChanged(done)    // the /brokers/ids watch fired
 //	c.TopicsChanged(done, ts) // the /brokers/topics watch fired (nil: all topics)
 //	c.Resign(done)            // session expired, or /controller names another broker
+//	c.AlterPartition(done, r) // a leader's AlterPartition; returns the answer
 //
 // # Election and fencing
 //
@@ -41,9 +42,26 @@
 //	                              online, epoch+1
 //
 // A broker that dies also leaves the ISR of the partitions it follows
-// (epoch+1), unless it is the last member. A broker that registers again
-// with a newer epoch (the czxid of /brokers/ids/{id}) bounced: it is
+// (epoch+1), unless it is the last member; so does one found dead by a
+// newly elected controller (the failover read). A broker that registers
+// again with a newer epoch (the czxid of /brokers/ids/{id}) bounced: it is
 // handled as a death followed by a start.
+//
+// # ISR changes (AlterPartition, KIP-497)
+//
+// Partition leaders shrink and expand their ISRs through AlterPartition
+// (alter.go), decided by Core.AlterPartition as Kafka's ZooKeeper-mode
+// controller (processAlterPartition): not the controller: NOT_CONTROLLER;
+// an unknown broker or a stale broker epoch: STALE_BROKER_EPOCH; per
+// partition, a leader epoch or partition epoch (the state znode's
+// zkVersion) newer than the controller's: NOT_CONTROLLER; an older leader
+// epoch: FENCED_LEADER_EPOCH; the ISR it already has: the current state
+// (idempotent retries); an older partition epoch: INVALID_UPDATE_VERSION;
+// a member not live: INELIGIBLE_REPLICA. An accepted change keeps the
+// leader and leader epoch; the loop writes each partition in its own
+// fenced multi with a CAS on its zkVersion (a failed CAS:
+// INVALID_UPDATE_VERSION, and the topic is re-read) and answers with the
+// new partition epoch, then notifies as for its own writes.
 //
 // # Invariants
 //
@@ -61,11 +79,10 @@
 // # Not yet
 //
 // The brokers learn of new states by watching the state znodes of the
-// partitions they host, not by LeaderAndIsr and UpdateMetadata requests;
-// followers do not replicate, so Config.ISRIsLive is false in the broker
-// and a new partition's ISR is its leader alone. AlterPartition,
-// ControlledShutdown, StopReplica, and preferred-leader election are not
-// implemented. Each /brokers/topics change re-reads every topic (Kafka's
+// partitions they host, not by LeaderAndIsr and UpdateMetadata requests.
+// Followers replicate, so Config.ISRIsLive is true in the broker: a new
+// partition's ISR is every live replica. ControlledShutdown, StopReplica,
+// and preferred-leader election are not implemented. Each /brokers/topics change re-reads every topic (Kafka's
 // controller reads only the new ones), and a new topic's states are
 // written by the controller broker's CreateTopics in the topic's own multi
 // (fenced the same way), not by the loop.
