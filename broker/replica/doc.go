@@ -18,18 +18,18 @@
 // znode, applied by broker's applyTopic only (the state watch, the
 // controller's own writes, later LeaderAndIsr):
 //
-//	                  state: leader = me, epoch E
-//	     ┌──────────────────────────────────────────────┐
-//	     │                                              ▼
-//	  (none) ── leader = X ≠ me ──► follower of X ──► leader in epoch E
-//	 leader -1                      in epoch E        (epoch cache: E starts at
-//	     ▲                          fetches from X     the log end; followers'
-//	     │                          (Fetchers)         positions unknown)
-//	     │                              ▲                   │
-//	     └──── leader -1 ───────────────┼───────────────────┤
-//	                                    └── leader = X ≠ me ┘
-//	                                        (stops serving; acks=all waits
-//	                                         answer NOT_LEADER_OR_FOLLOWER)
+//	                 state: leader = me, epoch E
+//	    ┌──────────────────────────────────────────────┐
+//	    │                                              ▼
+//	 (none) ── leader = X ≠ me ──► follower of X ──► leader in epoch E
+//	leader -1                      in epoch E        (epoch cache: E starts at
+//	    ▲                          fetches from X     the log end; followers'
+//	    │                          (Fetchers)         positions unknown)
+//	    │                              ▲                   │
+//	    └──── leader -1 ───────────────┼───────────────────┤
+//	                                   └── leader = X ≠ me ┘
+//	                                       (stops serving; acks=all waits
+//	                                        answer NOT_LEADER_OR_FOLLOWER)
 //
 // A new epoch for the same leader (the controller removed a dead broker
 // from the ISR) starts the leader state afresh; the same epoch with a
