@@ -76,7 +76,8 @@ func (b *Broker) isrSendLoop() {
 				cl.Close()
 			}
 			var err error
-			if cl, err = kgo.NewClient(kgo.SeedBrokers(addr), kgo.ClientID("zkafka-alter-partition"), kgo.RequestRetries(0)); err != nil {
+			opts := append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID("zkafka-alter-partition"), kgo.RequestRetries(0)}, b.interBrokerClientOpts()...)
+			if cl, err = kgo.NewClient(opts...); err != nil {
 				cl = nil
 				b.requeueISR(parts)
 				retry = true

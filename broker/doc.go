@@ -162,8 +162,7 @@
 //
 // LeaderAndIsr/UpdateMetadata (brokers learn of states by watching the
 // state znodes), fetching from followers (KIP-392), reassignments,
-// follower fetches over an SSL inter-broker listener (the fetchers dial
-// PLAINTEXT), producer state snapshots, transactions, fetch sessions
+// producer state snapshots, transactions, fetch sessions
 // message format
 // down-conversion (magic 0/1 produce gets UNSUPPORTED_FOR_MESSAGE_FORMAT),
 // dynamic broker configs (AlterConfigs of a BROKER resource is refused),

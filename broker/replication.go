@@ -1,12 +1,14 @@
 package broker
 
 import (
+	"crypto/tls"
 	"net"
 	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/zkafka/zkafka/broker/replica"
 )
 
@@ -37,7 +39,7 @@ func (b *Broker) initReplication() {
 	rc := &b.cfg.Replication
 	b.repl.fetchers = replica.NewFetchers(replica.FetcherConfig{Self: b.cfg.BrokerID, WaitMax: rc.FetchWaitMax,
 		Backoff: rc.FetchBackoff, MaxBytes: rc.FetchMaxBytes, ResponseMaxBytes: rc.FetchResponseMaxBytes,
-		Addr: b.interBrokerAddr, Go: b.goTracked, Log: b.log})
+		Addr: b.interBrokerAddr, ClientOpts: b.interBrokerClientOpts(), Go: b.goTracked, Log: b.log})
 	b.repl.isr.pending = map[*partition]bool{}
 	b.repl.isrWake = make(chan struct{}, 1)
 	b.repl.hws = map[string]map[replica.TopicPartition]int64{}
@@ -60,6 +62,21 @@ func (b *Broker) interBrokerAddr(id int32) (string, bool) {
 	}
 	host, port := br.at(b.cfg.interBrokerListener())
 	return net.JoinHostPort(host, strconv.Itoa(int(port))), true
+}
+
+// interBrokerClientOpts are the kgo options of this broker's clients of
+// other brokers (fetchers, AlterPartition): TLS when the inter-broker
+// listener is SSL, with the keystore's certificate as the client's and
+// the truststore's CAs (none: the system's), the server name checked as
+// Kafka's ssl.endpoint.identification.algorithm=https does.
+func (b *Broker) interBrokerClientOpts() []kgo.Opt {
+	proto, err := b.cfg.listenerProtocol(b.cfg.interBrokerListener())
+	if err != nil || proto != "SSL" || b.tlsCfg == nil {
+		return nil
+	}
+	cfg := &tls.Config{Certificates: b.tlsCfg.Certificates, RootCAs: b.tlsCfg.ClientCAs,
+		MinVersion: b.tlsCfg.MinVersion, MaxVersion: b.tlsCfg.MaxVersion}
+	return []kgo.Opt{kgo.DialTLSConfig(cfg)}
 }
 
 // followOrNot has the fetchers fetch part from its leader when it follows

@@ -111,10 +111,10 @@ func New(cfg Config, log *slog.Logger) (*Broker, error) {
 	b.budget = newRequestBudget(cfg.QueuedMaxRequestBytes, budgetPatience)
 	b.metrics = newBrokerMetrics()
 	b.cluster.init()
-	b.initReplication()
 	if err := b.initTLS(); err != nil {
 		return nil, err
 	}
+	b.initReplication()
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.ZooKeeperSessionTimeout)
 	defer cancel()
 	zkc, err := zkmeta.Dial(ctx, cfg.ZooKeeperConnect, cfg.ZooKeeperSessionTimeout, b.log)

@@ -95,7 +95,8 @@
 // # Fetchers
 //
 // One goroutine per leader broker (the broker's tracked goroutines),
-// with a kgo client of the leader's inter-broker listener: Fetch v13
+// with a kgo client of the leader's inter-broker listener (TLS with the
+// broker's keystore and truststore when that listener is SSL): Fetch v13
 // (replica_id = this broker, current_leader_epoch, fetch_offset = log
 // end, last_fetched_epoch, log_start_offset; no fetch session), long
 // polling replica.fetch.wait.max.ms. A partition error (NOT_LEADER,

@@ -55,6 +55,8 @@ type FetcherConfig struct {
 	ResponseMaxBytes int32         // replica.fetch.response.max.bytes
 	// Addr is where broker id is reached on the inter-broker listener.
 	Addr func(id int32) (string, bool)
+	// ClientOpts are added to the fetchers' kgo clients (TLS).
+	ClientOpts []kgo.Opt
 	// Go starts a tracked goroutine (false once the broker shuts down).
 	Go  func(name string, fn func()) bool
 	Log *slog.Logger
@@ -274,8 +276,9 @@ func (f *fetcher) send(req kmsg.Request) (kmsg.Response, error) {
 	}
 	if f.client == nil || f.clientAddr != addr {
 		f.closeClient()
-		cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ClientID("zkafka-replica-fetcher"),
-			kgo.DialTimeout(5*time.Second), kgo.RequestRetries(0))
+		opts := append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID("zkafka-replica-fetcher"),
+			kgo.DialTimeout(5 * time.Second), kgo.RequestRetries(0)}, f.fs.cfg.ClientOpts...)
+		cl, err := kgo.NewClient(opts...)
 		if err != nil {
 			return nil, err
 		}
