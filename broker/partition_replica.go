@@ -360,7 +360,11 @@ func (f asFollower) Truncate(epoch int32, offset int64) error {
 		return replica.ErrStale
 	}
 	if offset >= p.log.NextOffset() {
-		return nil
+		// Nothing to cut, but an epoch this broker took as leader and
+		// wrote nothing in (its start at the log end) goes, or the next
+		// fetch names it again and diverges again (Kafka's truncateTo
+		// does the same).
+		return p.epochs.TruncateFromEnd(p.log.NextOffset())
 	}
 	if _, err := p.log.Truncate(offset); err != nil {
 		return err

@@ -181,3 +181,32 @@ func idempotentBatch(pid int64, epoch int16, seq int32) []byte {
 	b.SetCRC()
 	return b
 }
+
+// TestTruncateDropsAnEmptyEpoch: a former leader that took epoch 1 and
+// wrote nothing in it follows a leader that never knew epoch 1; the
+// divergence answer cuts nothing from its log but must drop epoch 1 from
+// its cache, or its next fetch names epoch 1 again forever.
+func TestTruncateDropsAnEmptyEpoch(t *testing.T) {
+	_, part := newTestBroker(t) // leads t-0 in epoch 0
+	if res := part.appendBatch(testBatch(10), time.Now()); res.code != kproto.CodeNone {
+		t.Fatal(res.code)
+	}
+	if err := part.applyState(partState{leader: 0, epoch: 1, isr: []int32{0}, replicas: []int32{0, 1}, zkVersion: 1}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := part.applyState(partState{leader: 1, epoch: 2, isr: []int32{1}, replicas: []int32{0, 1}, zkVersion: 2}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	f := asFollower{part}
+	pos, ok := f.Position()
+	if !ok || pos.LastEpoch != 1 || pos.LEO != 1 {
+		t.Fatalf("position %+v %v", pos, ok)
+	}
+	// The leader knows epochs 0 (ending at 1) and 2: DivergingEpoch{0, 1}.
+	if err := f.Truncate(2, 1); err != nil {
+		t.Fatal(err)
+	}
+	if pos, _ := f.Position(); pos.LastEpoch != 0 || pos.LEO != 1 {
+		t.Fatalf("after the divergence answer: %+v; want last epoch 0 at log end 1", pos)
+	}
+}
