@@ -210,3 +210,26 @@ func TestTruncateDropsAnEmptyEpoch(t *testing.T) {
 		t.Fatalf("after the divergence answer: %+v; want last epoch 0 at log end 1", pos)
 	}
 }
+
+// TestHighWatermarkCheckpointRoundTrip: the broker writes each log dir's
+// replication-offset-checkpoint from its partitions and a reopened
+// partition starts from it, bounded by its log end.
+func TestHighWatermarkCheckpointRoundTrip(t *testing.T) {
+	b, part := newTestBroker(t)
+	b.initReplication()
+	for range 3 {
+		part.appendBatch(testBatch(10), time.Now())
+	}
+	if part.highWatermark() != 3 {
+		t.Fatalf("hw %d, want 3 (ISR of one)", part.highWatermark())
+	}
+	b.checkpointHighWatermarks()
+	if hw := b.checkpointedHW(part.dir, "t", 0); hw != 3 {
+		t.Fatalf("checkpointed %d, want 3", hw)
+	}
+	part.setHighWatermark(0)
+	part.setHighWatermark(99)
+	if hw := part.highWatermark(); hw != 3 {
+		t.Fatalf("a checkpoint past the log end gave hw %d, want the log end 3", hw)
+	}
+}
