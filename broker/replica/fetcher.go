@@ -380,10 +380,14 @@ func (f *fetcher) outOfRange(fd fetched) error {
 		return errBackoff
 	}
 	truncateTo, startAt, _ := OutOfRange(fd.pos.LEO, ps[0].Offset, ps[1].Offset)
+	log := f.fs.cfg.Log.With("topic", fd.tp.Topic, "partition", fd.tp.Partition, "log_end_offset", fd.pos.LEO,
+		"leader_log_start", ps[0].Offset, "leader_log_end", ps[1].Offset)
 	switch {
 	case truncateTo >= 0:
+		log.Info("follower ahead of the leader's log end; truncating")
 		return fd.local.Truncate(fd.pos.LeaderEpoch, truncateTo)
 	case startAt >= 0:
+		log.Info("follower behind the leader's log start; emptying its log to start there")
 		return fd.local.Reset(fd.pos.LeaderEpoch, startAt)
 	}
 	return errBackoff

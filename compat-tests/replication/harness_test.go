@@ -172,3 +172,5 @@ func leaderOf(t testing.TB, cl *kafkaenv.Cluster, topic string, p int32) int32 {
 		}
 	}
 }
+
+func kadmClient(c *kgo.Client) *kadm.Client { return kadm.NewClient(c) }
