@@ -12,6 +12,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/zkafka/zkafka/broker"
 	"github.com/zkafka/zkafka/broker/replica"
 	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
@@ -71,7 +72,8 @@ func isrIs(want ...int32) func(partitionState) bool {
 func createTopic(t testing.TB, cl *kafkaenv.Cluster, topic string, partitions int32, rf int16, configs map[string]*string) {
 	t.Helper()
 	ctx := ctxT(t)
-	adm := kadm.NewClient(cl.Brokers[0].Client(kgo.SeedBrokers(cl.Seeds()...)))
+	kc := cl.Brokers[0].Client(kgo.SeedBrokers(cl.Seeds()...))
+	adm := kadm.NewClient(kc)
 	if r, err := adm.CreateTopic(ctx, partitions, rf, configs, topic); err != nil || r.Err != nil {
 		t.Fatalf("create %s: %v %v", topic, err, r.Err)
 	}
@@ -85,7 +87,7 @@ func createTopic(t testing.TB, cl *kafkaenv.Cluster, topic string, partitions in
 				}
 			}
 		}
-		if n == int(partitions) {
+		if n == int(partitions) && loadedEverywhere(t, cl, topic, kc) {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -174,3 +176,29 @@ func leaderOf(t testing.TB, cl *kafkaenv.Cluster, topic string, p int32) int32 {
 }
 
 func kadmClient(c *kgo.Client) *kadm.Client { return kadm.NewClient(c) }
+
+// loadedEverywhere reports whether every running broker itself answers
+// Metadata for topic with a leader for each partition: each loads a new
+// topic when its own watch fires.
+func loadedEverywhere(t testing.TB, cl *kafkaenv.Cluster, topic string, kc *kgo.Client) bool {
+	bs, err := kadm.NewClient(kc).ListBrokers(ctxT(t))
+	if err != nil || len(bs) != len(cl.Seeds()) {
+		return false
+	}
+	for _, b := range bs {
+		req := kmsg.NewPtrMetadataRequest()
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(topic)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctxT(t), kc.Broker(int(b.NodeID)))
+		if err != nil || len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 || len(resp.Topics[0].Partitions) == 0 {
+			return false
+		}
+		for _, p := range resp.Topics[0].Partitions {
+			if p.ErrorCode != 0 || p.Leader < 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
