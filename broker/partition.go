@@ -244,6 +244,7 @@ func (p *partition) highWatermark() int64 { return p.hw.Load() }
 
 func (p *partition) close() error {
 	p.mu.Lock()
+	p.mu.role, p.mu.leader = roleNone, nil // no fetch or acks=all wait uses it any more
 	p.wakeLocked()
 	p.mu.Unlock()
 	return p.log.Close()
