@@ -66,11 +66,14 @@ type Config struct {
 	QueuedMaxRequestBytes int64
 
 	Groups GroupConfig // group.* and offsets.* (group_config.go)
+	// Replication is replica.* (replication_config.go).
+	Replication ReplicationConfig
 
 	Metrics MetricsConfig // zkafka.metrics.*: the Prometheus endpoint (metrics_http.go)
 	Cleaner CleanerConfig // log.cleaner.* (cleaner_config.go)
-	// Replication is replica.* and the inter-broker listener (replication_config.go).
-	Replication ReplicationConfig
+	// InterBroker is the inter-broker listener and controlled.shutdown.*
+	// (config_interbroker.go).
+	InterBroker InterBrokerConfig
 
 	// topicDefaults are broker defaults of topic configs given in
 	// server.properties that Config has no field for (min.insync.replicas,
@@ -102,10 +105,11 @@ func DefaultConfig(dataDir string) Config {
 		SocketRequestMaxBytes:    100 << 20,
 		QueuedMaxRequestBytes:    DefaultQueuedMaxRequestBytes,
 		Groups:                   DefaultGroupConfig(),
+		Replication:              DefaultReplicationConfig(),
 		Metrics:                  DefaultMetricsConfig(),
 		SSL:                      DefaultSSLConfig(),
 		Cleaner:                  DefaultCleanerConfig(),
-		Replication:              DefaultReplicationConfig(),
+		InterBroker:              DefaultInterBrokerConfig(),
 	}
 }
 
@@ -227,6 +231,9 @@ func ParseProperties(r io.Reader, log *slog.Logger) (Config, error) {
 // unknown keys.
 func applyOtherProperty(cfg *Config, p properties.Property, log *slog.Logger) error {
 	k, v := p.Key, p.Trimmed()
+	if ok, err := cfg.Replication.parseProperty(k, v); ok {
+		return err
+	}
 	if ok, err := cfg.Groups.parseProperty(k, v); ok {
 		return err
 	}
@@ -236,10 +243,10 @@ func applyOtherProperty(cfg *Config, p properties.Property, log *slog.Logger) er
 	if ok, err := cfg.Cleaner.parseProperty(k, v); ok {
 		return err
 	}
-	if ok, err := cfg.Replication.parseProperty(k, v); ok {
+	if ok, err := cfg.SSL.parseProperty(k, v); ok {
 		return err
 	}
-	if ok, err := cfg.SSL.parseProperty(k, v); ok {
+	if ok, err := cfg.InterBroker.parseProperty(k, v); ok {
 		return err
 	}
 	if d := topicDefaultForBrokerKey(k); d != nil {

@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"crypto/tls"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -71,12 +70,10 @@ func (b *Broker) interBrokerAddr(id int32) (string, bool) {
 // Kafka's ssl.endpoint.identification.algorithm=https does.
 func (b *Broker) interBrokerClientOpts() []kgo.Opt {
 	proto, err := b.cfg.listenerProtocol(b.cfg.interBrokerListener())
-	if err != nil || proto != "SSL" || b.tlsCfg == nil {
-		return nil
+	if cfg := b.interBrokerTLS(); err == nil && proto == "SSL" && cfg != nil {
+		return []kgo.Opt{kgo.DialTLSConfig(cfg)}
 	}
-	cfg := &tls.Config{Certificates: b.tlsCfg.Certificates, RootCAs: b.tlsCfg.ClientCAs,
-		MinVersion: b.tlsCfg.MinVersion, MaxVersion: b.tlsCfg.MaxVersion}
-	return []kgo.Opt{kgo.DialTLSConfig(cfg)}
+	return nil
 }
 
 // followOrNot has the fetchers fetch part from its leader when it follows

@@ -2,20 +2,14 @@ package broker
 
 import (
 	"math"
-	"strings"
 	"time"
 )
 
 // ReplicationConfig is the replica manager's part of Config: Kafka's
-// replica.* keys and the inter-broker listener, with Kafka's defaults.
+// replica.* keys, with Kafka's defaults. Followers fetch from leaders,
+// and leaders reach the controller, on the inter-broker listener
+// (Config.InterBroker, config_interbroker.go).
 type ReplicationConfig struct {
-	// InterBrokerListener is inter.broker.listener.name: the listener a
-	// follower fetches from on its leader and a leader reaches the
-	// controller on. Empty: the listener whose protocol is
-	// security.inter.broker.protocol (PLAINTEXT), as Kafka.
-	InterBrokerListener string
-	// InterBrokerProtocol is security.inter.broker.protocol (PLAINTEXT).
-	InterBrokerProtocol string
 	// LagTimeMax is replica.lag.time.max.ms (30 s): a follower that has
 	// not caught up with the leader's log end for that long leaves the ISR.
 	LagTimeMax time.Duration
@@ -35,7 +29,7 @@ type ReplicationConfig struct {
 
 // DefaultReplicationConfig is Kafka's defaults.
 func DefaultReplicationConfig() ReplicationConfig {
-	return ReplicationConfig{InterBrokerProtocol: "PLAINTEXT", LagTimeMax: 30 * time.Second,
+	return ReplicationConfig{LagTimeMax: 30 * time.Second,
 		FetchWaitMax: 500 * time.Millisecond, FetchBackoff: time.Second, FetchMaxBytes: 1 << 20,
 		FetchResponseMaxBytes: 10 << 20, HighWatermarkCheckpointInterval: 5 * time.Second}
 }
@@ -45,10 +39,6 @@ func DefaultReplicationConfig() ReplicationConfig {
 // the byte sizes).
 func (c *ReplicationConfig) parseProperty(k, v string) (ok bool, err error) {
 	switch k {
-	case "inter.broker.listener.name":
-		c.InterBrokerListener = strings.ToUpper(v)
-	case "security.inter.broker.protocol":
-		c.InterBrokerProtocol = strings.ToUpper(v)
 	case "replica.lag.time.max.ms":
 		err = millisIn(v, 1, math.MaxInt64, &c.LagTimeMax)
 	case "replica.fetch.wait.max.ms":
@@ -65,22 +55,4 @@ func (c *ReplicationConfig) parseProperty(k, v string) (ok bool, err error) {
 		return false, nil
 	}
 	return true, err
-}
-
-// interBrokerListener is the name of the listener other brokers reach
-// this one on (and it reaches them on).
-func (c *Config) interBrokerListener() string {
-	if c.Replication.InterBrokerListener != "" {
-		return c.Replication.InterBrokerListener
-	}
-	ls, err := c.listenerEntries(c.Listeners)
-	if err != nil || len(ls) == 0 {
-		return "PLAINTEXT"
-	}
-	for _, l := range ls {
-		if l.protocol == c.Replication.InterBrokerProtocol {
-			return l.name
-		}
-	}
-	return ls[0].name
 }

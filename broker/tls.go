@@ -98,3 +98,14 @@ func (c *conn) handshake() bool {
 	}
 	return true
 }
+
+// interBrokerTLS is the client side of the SSL listeners, for the
+// controller's requests to other brokers: this broker's certificate
+// (for ssl.client.auth) and the truststore's CAs (nil without SSL).
+func (b *Broker) interBrokerTLS() *tls.Config {
+	if b.tlsCfg == nil {
+		return nil
+	}
+	return &tls.Config{Certificates: b.tlsCfg.Certificates, RootCAs: b.tlsCfg.ClientCAs,
+		MinVersion: b.tlsCfg.MinVersion, MaxVersion: b.tlsCfg.MaxVersion}
+}

@@ -21,7 +21,7 @@ func TestReplicationOverSSL(t *testing.T) {
 	cl := kafkaenv.StartCluster(t, 3, kafkaenv.Configure(func(c *broker.Config) {
 		c.Listeners = []string{"PLAINTEXT://127.0.0.1:0", "INTERNAL://127.0.0.1:0"}
 		c.ListenerProtocols = map[string]string{"PLAINTEXT": "PLAINTEXT", "INTERNAL": "SSL"}
-		c.Replication.InterBrokerListener = "INTERNAL"
+		c.InterBroker.ListenerName = "INTERNAL"
 		c.SSL.KeystoreType, c.SSL.KeystoreLocation, c.SSL.KeystorePassword = "PKCS12", p.serverP12, "changeit"
 		c.SSL.TruststoreType, c.SSL.TruststoreLocation = "PEM", p.caPEM
 		c.SSL.ClientAuth = "required"

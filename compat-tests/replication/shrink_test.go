@@ -27,7 +27,7 @@ func TestLeaderShrinksISROfAFollowerThatCannotFetch(t *testing.T) {
 		started++ // StartCluster starts brokers 1, 2, 3 in turn
 		c.Listeners = []string{"PLAINTEXT://127.0.0.1:0", "INTERNAL://127.0.0.1:0"}
 		c.ListenerProtocols = map[string]string{"PLAINTEXT": "PLAINTEXT", "INTERNAL": "PLAINTEXT"}
-		c.Replication.InterBrokerListener = "INTERNAL"
+		c.InterBroker.ListenerName = "INTERNAL"
 		if started == 3 {
 			c.ListenerProtocols["INTERNAL"] = "SSL"
 			c.SSL.KeystoreType, c.SSL.KeystoreLocation, c.SSL.KeystorePassword = "PKCS12", p12, "changeit"
