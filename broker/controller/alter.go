@@ -1,17 +1,13 @@
 package controller
 
-import (
-	"errors"
-	"slices"
-
-	"github.com/go-zookeeper/zk"
-)
+import "slices"
 
 // AlterPartition (KIP-497): a partition leader asks to change its ISR.
 // Core decides each partition as Kafka's ZooKeeper-mode controller does
-// (KafkaController.processAlterPartition); the loop writes each accepted
-// partition with a CAS on its state znode's version (the partition
-// epoch) and answers with the new state or the error.
+// (KafkaController.processAlterPartition); the loop writes the accepted
+// partitions with a CAS on each state znode's version (the partition
+// epoch), as any step's writes, and answers with the new states or the
+// errors.
 
 // Kafka error codes of AlterPartition answers.
 const (
@@ -104,52 +100,66 @@ type AlterResponse struct {
 	Results []AlterResult
 }
 
+// alterPartition is the event of an AlterPartition request: Step decides
+// it (alterStep) and the loop writes the accepted changes like any
+// step's, in one fenced multi with a CAS per partition; StatesWritten
+// then fills in their answers.
+type alterPartition struct{ req AlterRequest }
+
+func (alterPartition) isEvent() {}
+
+// alterState is the answer being built for the request in the step.
+type alterState struct {
+	resp AlterResponse
+	// written maps the partitions to write to their answers' indexes.
+	written map[PartitionID]int
+}
+
+// alterStep decides req and keeps the answer for takeAlter.
+func (c *Core) alterStep(req AlterRequest) Effects {
+	eff, results, topErr := c.AlterPartition(req)
+	st := &alterState{resp: AlterResponse{Error: topErr, Results: results}, written: map[PartitionID]int{}}
+	for _, w := range eff.Writes {
+		st.written[w.Partition] = len(st.resp.Results)
+		// Until the write lands: a failed write (a CAS lost to another
+		// writer) answers INVALID_UPDATE_VERSION.
+		st.resp.Results = append(st.resp.Results, AlterResult{Partition: w.Partition, Error: ErrInvalidUpdateVersion})
+	}
+	c.alter = st
+	return eff
+}
+
+// alterWritten fills in the answers of the partitions written.
+func (c *Core) alterWritten(ws []StateWrite, versions []int32) {
+	if c.alter == nil {
+		return
+	}
+	for i, w := range ws {
+		if j, ok := c.alter.written[w.Partition]; ok {
+			c.alter.resp.Results[j] = AlterResult{Partition: w.Partition, State: cloneState(w.State), PartitionEpoch: versions[i]}
+		}
+	}
+}
+
+// takeAlter returns the answer of the last alterStep; NOT_CONTROLLER if
+// the controller resigned meanwhile (a fenced write).
+func (c *Core) takeAlter() AlterResponse {
+	st := c.alter
+	c.alter = nil
+	if st == nil || !c.active {
+		return AlterResponse{Error: ErrNotController}
+	}
+	return st.resp
+}
+
 // AlterPartition runs req through the loop and returns the answer (a
 // broker's AlterPartition handler blocks on it).
 func (c *Controller) AlterPartition(done <-chan struct{}, req AlterRequest) AlterResponse {
-	var resp AlterResponse
-	resp.Error = ErrNotController
+	resp := AlterResponse{Error: ErrNotController}
 	c.submit(done, true, func() Event {
-		resp = c.alter(req)
+		c.step(alterPartition{req}, false)
+		resp = c.core.takeAlter()
 		return nil
 	})
 	return resp
-}
-
-// alter runs on the loop: decide, write each accepted partition on its
-// own (so one failed CAS refuses that partition only), tell the brokers.
-func (c *Controller) alter(req AlterRequest) AlterResponse {
-	eff, results, topErr := c.core.AlterPartition(req)
-	if topErr != ErrNone {
-		return AlterResponse{Error: topErr}
-	}
-	_, _, version := c.core.Active()
-	var written []PartitionID
-	for _, w := range eff.Writes {
-		res := AlterResult{Partition: w.Partition}
-		versions, err := c.store.WriteStates(version, []StateWrite{w})
-		switch {
-		case errors.Is(err, ErrFenced):
-			c.log.Warn("controller: fenced by a newer controller; resigning")
-			c.step(Resigned{}, false)
-			return AlterResponse{Error: ErrNotController}
-		case err != nil:
-			if !errors.Is(err, zk.ErrBadVersion) {
-				c.log.Warn("controller: writing an ISR change", "partition", w.Partition, "err", err)
-			}
-			res.Error = ErrInvalidUpdateVersion
-			if ts, rerr := c.store.Topics([]string{w.Partition.Topic}); rerr == nil {
-				c.core.readTopics(ts)
-			}
-		default:
-			c.core.Step(StatesWritten{Writes: []StateWrite{w}, Versions: versions})
-			res.State, res.PartitionEpoch = cloneState(w.State), versions[0]
-			written = append(written, w.Partition)
-		}
-		results = append(results, res)
-	}
-	if len(written) > 0 && c.notify != nil {
-		c.notify(written)
-	}
-	return AlterResponse{Results: results}
 }

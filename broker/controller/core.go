@@ -62,6 +62,9 @@ type Core struct {
 	// /brokers/ids/{id}).
 	live  map[int32]int64
 	parts map[PartitionID]*Partition
+	// alter is the answer of the AlterPartition being stepped (alter.go);
+	// nil otherwise.
+	alter *alterState
 }
 
 // NewCore returns an inactive controller.

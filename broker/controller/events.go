@@ -88,6 +88,8 @@ func (c *Core) Step(ev Event) Effects {
 	switch ev := ev.(type) {
 	case BrokersChanged:
 		return c.brokersChanged(ev.Brokers)
+	case alterPartition:
+		return c.alterStep(ev.req)
 	case TopicsChanged:
 		if ev.All {
 			c.parts = map[PartitionID]*Partition{}
@@ -102,6 +104,7 @@ func (c *Core) Step(ev Event) Effects {
 				p.ZkVersion = ev.Versions[i]
 			}
 		}
+		c.alterWritten(ev.Writes, ev.Versions)
 	}
 	return Effects{}
 }
