@@ -31,6 +31,7 @@
 //	                high watermark, acks=all waits, the follower's appends and truncation
 //	replication.go  the replica manager glue: fetchers, the ISR shrink timer, the
 //	                high watermark checkpoint; replication_config.go its replica.* keys
+//	                (config_interbroker.go: the inter-broker listener)
 //	alter_partition.go  the leader's AlterPartition sender (56_alter_partition.go: the
 //	                controller's handler)
 //	replica/        package replica: leader epoch cache, ISR and high watermark rules,

@@ -17,8 +17,10 @@ import (
 // member), the producer moves on by itself (its retries deduplicated by
 // the new leader from the producer state the follower built), and a
 // consumer reads every acknowledged record exactly once, in order, with
-// no gaps in the offsets. The old leader returns as a follower and
-// catches up.
+// no gaps in the offsets. A consumer reading throughout never sees a
+// record that is not in the final log at that offset (it reads up to the
+// high watermark only). The old leader returns as a follower and catches
+// up.
 func TestLeaderFailoverKeepsAckedRecords(t *testing.T) {
 	cl := kafkaenv.StartCluster(t, 3, fastReplication(2*time.Second))
 	createTopic(t, cl, "fo", 1, 3, nil)
@@ -66,6 +68,17 @@ func TestLeaderFailoverKeepsAckedRecords(t *testing.T) {
 			}
 		}
 	}
+	// The consumer: seen[offset] = value, checked against the final log.
+	seen := map[int64]string{}
+	cctx, cstop := context.WithCancel(ctx)
+	cdone := make(chan struct{})
+	cons := client(t, cl, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"fo": {0: kgo.NewOffset().AtStart()}}))
+	go func() {
+		defer close(cdone)
+		for cctx.Err() == nil {
+			cons.PollFetches(cctx).EachRecord(func(r *kgo.Record) { seen[r.Offset] = string(r.Value) })
+		}
+	}()
 	waitAcked(200)
 	cl.Broker(old).Stop()
 	s := waitState(t, cl, z, "fo", 0, "led by another broker", func(s partitionState) bool { return s.Leader >= 0 && s.Leader != old })
@@ -78,31 +91,46 @@ func TestLeaderFailoverKeepsAckedRecords(t *testing.T) {
 	waitAcked(before + 400)
 	stop()
 	<-done
+	cstop()
+	<-cdone
 	mu.Lock()
 	want := append([]int(nil), acked...)
 	mu.Unlock()
 	t.Logf("%d records acknowledged; leader %d -> %d (epoch %d)", len(want), old, s.Leader, s.LeaderEpoch)
 	// Every acknowledged record once, in order; unacknowledged ones (the
 	// producer's last, cancelled) may be there too, after the acked.
-	got := consumeAll(t, cl, "fo", len(want))
-	seen := map[int]int64{}
+	end := listEnd(t, cl, "fo")
+	if end < int64(len(want)) {
+		t.Fatalf("log end %d below the %d acknowledged records", end, len(want))
+	}
+	got := consumeAll(t, cl, "fo", int(end))
+	seenAt := map[int]int64{}
 	last := -1
 	for i, r := range got {
 		if r.Offset != int64(i) {
 			t.Fatalf("record %d at offset %d: a gap", i, r.Offset)
 		}
 		n, _ := strconv.Atoi(string(r.Value))
-		if _, dup := seen[n]; dup {
-			t.Fatalf("record %d duplicated (offsets %d and %d)", n, seen[n], r.Offset)
+		if _, dup := seenAt[n]; dup {
+			t.Fatalf("record %d duplicated (offsets %d and %d)", n, seenAt[n], r.Offset)
 		}
 		if n < last {
 			t.Fatalf("record %d after %d: out of order", n, last)
 		}
-		seen[n], last = r.Offset, n
+		seenAt[n], last = r.Offset, n
 	}
 	for _, n := range want {
-		if _, ok := seen[n]; !ok {
+		if _, ok := seenAt[n]; !ok {
 			t.Fatalf("acknowledged record %d lost", n)
 		}
 	}
+	if len(seen) == 0 {
+		t.Fatal("the consumer saw nothing during the test")
+	}
+	for off, v := range seen {
+		if off >= int64(len(got)) || string(got[off].Value) != v {
+			t.Fatalf("the consumer saw %q at offset %d, which the final log does not hold", v, off)
+		}
+	}
+	t.Logf("the consumer saw %d records during the failover", len(seen))
 }

@@ -84,3 +84,19 @@ func listStart(t testing.TB, cl *kafkaenv.Cluster, topic string) int64 {
 	}
 	return o.Offset
 }
+
+// listEnd is the high watermark of topic-0 (ListOffsets -1 through kadm).
+func listEnd(t testing.TB, cl *kafkaenv.Cluster, topic string) int64 {
+	t.Helper()
+	c := client(t, cl)
+	defer c.Close()
+	offs, err := kadmClient(c).ListEndOffsets(ctxT(t), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, ok := offs.Lookup(topic, 0)
+	if !ok || o.Err != nil {
+		t.Fatalf("end offset of %s-0: %+v", topic, o)
+	}
+	return o.Offset
+}
