@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"bytes"
 	"encoding/binary"
 	"net"
 	"testing"
@@ -26,12 +27,18 @@ func newReplicatedTestBroker(t *testing.T) (*Broker, *partition) {
 // (-1: a consumer).
 func fetchAt(t *testing.T, b *Broker, replicaID int32, offset int64) fetchPart {
 	t.Helper()
+	return fetchAtEpoch(t, b, replicaID, offset, -1)
+}
+
+// fetchAtEpoch is fetchAt with a last_fetched_epoch.
+func fetchAtEpoch(t *testing.T, b *Broker, replicaID int32, offset int64, lastEpoch int32) fetchPart {
+	t.Helper()
 	s, c := net.Pipe()
 	defer s.Close()
 	defer c.Close()
 	cn := newConn(b, s)
 	req := &kproto.FetchRequest{Version: 13, ReplicaID: replicaID, MaxBytes: 1 << 20}
-	rp := &kproto.FetchPartition{FetchOffset: offset, CurrentLeaderEpoch: -1, LastFetchedEpoch: -1, PartitionMaxBytes: 1 << 20}
+	rp := &kproto.FetchPartition{FetchOffset: offset, CurrentLeaderEpoch: -1, LastFetchedEpoch: lastEpoch, PartitionMaxBytes: 1 << 20}
 	var fp fetchPart
 	cn.fetchPartition(req, b.cluster.topic("t"), rp, &fp, 0, 1<<20)
 	t.Cleanup(fp.rng.Release)
@@ -231,5 +238,51 @@ func TestHighWatermarkCheckpointRoundTrip(t *testing.T) {
 	part.setHighWatermark(99)
 	if hw := part.highWatermark(); hw != 3 {
 		t.Fatalf("a checkpoint past the log end gave hw %d, want the log end 3", hw)
+	}
+}
+
+// TestLeaderAnswersDivergingEpoch: a follower whose last fetched epoch
+// the leader does not have, or that ends before its fetch offset, gets
+// DivergingEpoch (the tag kmsg decodes) and no records, and its position
+// is not recorded; one in line gets records.
+func TestLeaderAnswersDivergingEpoch(t *testing.T) {
+	b, part := newReplicatedTestBroker(t) // epoch 1 from offset 0
+	for range 5 {
+		part.appendBatch(testBatch(10), time.Now())
+	}
+	st := partState{leader: 0, epoch: 3, isr: []int32{0, 1, 2}, replicas: []int32{0, 1, 2}, zkVersion: 5}
+	if err := part.applyState(st, time.Now()); err != nil { // epoch 3 from offset 5
+		t.Fatal(err)
+	}
+	for range 3 {
+		part.appendBatch(testBatch(10), time.Now())
+	}
+	for _, tc := range []struct {
+		name      string
+		lastEpoch int32
+		offset    int64
+		diverged  bool
+		epoch     int32
+		end       int64
+	}{
+		{"epoch 2 unknown: epoch 1 ends at 5", 2, 7, true, 1, 5},
+		{"epoch 1 past its end", 1, 6, true, 1, 5},
+		{"epoch 1 at its end", 1, 5, false, 0, 0},
+		{"the current epoch", 3, 8, false, 0, 0},
+	} {
+		fp := fetchAtEpoch(t, b, 1, tc.offset, tc.lastEpoch)
+		if fp.resp.ErrorCode != kproto.CodeNone || (fp.resp.Tags != nil) != tc.diverged {
+			t.Fatalf("%s: error %d, tags %x", tc.name, fp.resp.ErrorCode, fp.resp.Tags)
+		}
+		if !tc.diverged {
+			continue
+		}
+		want := kproto.AppendDivergingEpochTags(nil, tc.epoch, tc.end)
+		if !bytes.Equal(fp.resp.Tags, want) || fp.rng.Len != 0 {
+			t.Fatalf("%s: tags %x (want %x), %d record bytes", tc.name, fp.resp.Tags, want, fp.rng.Len)
+		}
+	}
+	if hw := part.highWatermark(); hw != 0 {
+		t.Fatalf("hw %d: diverged fetches must not count as positions", hw)
 	}
 }
