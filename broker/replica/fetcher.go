@@ -315,7 +315,9 @@ func (f *fetcher) apply(kresp kmsg.Response, locals map[[16]byte]map[int32]fetch
 				continue
 			}
 			if err := f.applyPartition(fd, rp); err != nil {
-				if !errors.Is(err, ErrStale) {
+				// Leadership changes bring stale answers and partition
+				// errors (logged at debug level); others are worth a warning.
+				if !errors.Is(err, ErrStale) && !errors.Is(err, errBackoff) {
 					f.fs.cfg.Log.Warn("replica fetch", "topic", fd.tp.Topic, "partition", fd.tp.Partition,
 						"leader", f.leader, "err", err)
 				}
