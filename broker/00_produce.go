@@ -28,10 +28,17 @@ import (
 //     epoch and (LogAppendTime topics) max timestamp + CRC are rewritten.
 //
 // acks: 0 (no response; on any error the connection is closed, as Kafka
-// does, so the client notices), 1 and -1 (the same while followers do not
-// replicate), except that acks=-1 gets NOT_ENOUGH_REPLICAS, before
-// anything is appended, when the partition's ISR (its state znode's) is
-// smaller than min.insync.replicas.
+// does, so the client notices); 1: answered after the leader's append;
+// -1 (all): NOT_ENOUGH_REPLICAS, before anything is appended, when the
+// partition's ISR is smaller than min.insync.replicas; after the appends
+// of every partition the handler waits (on the connection's reader
+// goroutine, which reads nothing meanwhile, as Kafka mutes the channel)
+// until each partition's high watermark passes its batch, then answers
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below
+// min.insync.replicas meanwhile, REQUEST_TIMED_OUT at timeout_ms, or
+// NOT_LEADER_OR_FOLLOWER if leadership moved (Kafka's DelayedProduce).
+// Nothing of the request's bytes is kept across the wait beyond the
+// handler's return (they may be a reused mapping, doc.go).
 // Transactional produce (a transactional id) is refused per partition with
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED: there is no transaction coordinator.
 // Not implemented: per-record errors (v8 record_errors), throttling.
@@ -48,6 +55,7 @@ func handleProduce(c *conn, hdr *kproto.RequestHeader, body []byte) (*response, 
 	now := c.b.now()
 	resp := &c.produceResp // reused: the response is encoded before the next request
 	resp.Topics = resize2(resp.Topics, len(req.Topics))
+	c.produceWaits = c.produceWaits[:0]
 	failed := false
 	for i := range req.Topics {
 		rt := &req.Topics[i]
@@ -58,12 +66,25 @@ func handleProduce(c *conn, hdr *kproto.RequestHeader, body []byte) (*response, 
 		denied := req.TransactionID == nil && !c.allowedTopic(authz.OpWrite, rt.Topic)
 		for j := range rt.Partitions {
 			rp := &rt.Partitions[j]
-			pr := deniedProduce(rp.Partition)
+			pr, w := deniedProduce(rp.Partition), produceWait{}
 			if !denied {
-				pr = c.producePartition(req, t, rp, now)
+				pr, w = c.producePartition(req, t, rp, now)
 			}
 			failed = failed || pr.ErrorCode != kproto.CodeNone
 			out.Partitions[j] = pr
+			if req.Acks == -1 && pr.ErrorCode == kproto.CodeNone {
+				w.topic, w.index = i, j
+				c.produceWaits = append(c.produceWaits, w)
+			}
+		}
+	}
+	if len(c.produceWaits) > 0 {
+		deadline := time.Now().Add(time.Duration(max(req.TimeoutMillis, 0)) * time.Millisecond)
+		for _, w := range c.produceWaits {
+			if code := w.part.waitCommitted(w.end, w.minISR, deadline, c.b.done); code != kproto.CodeNone {
+				pr := &resp.Topics[w.topic].Partitions[w.index]
+				pr.ErrorCode = code
+			}
 		}
 	}
 	if req.Acks == 0 {
@@ -75,16 +96,26 @@ func handleProduce(c *conn, hdr *kproto.RequestHeader, body []byte) (*response, 
 	return frame(hdr, func(dst []byte) []byte { return resp.AppendTo(dst, hdr.APIVersion) }), nil
 }
 
-// producePartition validates and appends one partition's records.
-func (c *conn) producePartition(req *kproto.ProduceRequest, t *topic, rp *kproto.ProducePartition, now time.Time) kproto.ProducePartitionResponse {
+// produceWait is an appended batch an acks=all produce waits for: the
+// high watermark must reach end.
+type produceWait struct {
+	topic, index int // in the response
+	part         *partition
+	end          int64
+	minISR       int
+}
+
+// producePartition validates and appends one partition's records; w is
+// what an acks=all answer waits for.
+func (c *conn) producePartition(req *kproto.ProduceRequest, t *topic, rp *kproto.ProducePartition, now time.Time) (_ kproto.ProducePartitionResponse, w produceWait) {
 	out := kproto.ProducePartitionResponse{Partition: rp.Partition, BaseOffset: -1, LogAppendTime: -1, LogStartOffset: -1}
-	fail := func(code kproto.ErrorCode, format string, args ...any) kproto.ProducePartitionResponse {
+	fail := func(code kproto.ErrorCode, format string, args ...any) (kproto.ProducePartitionResponse, produceWait) {
 		out.ErrorCode = code
 		if format != "" {
 			msg := fmt.Sprintf(format, args...)
 			out.ErrorMessage = &msg
 		}
-		return out
+		return out, w
 	}
 	switch {
 	case req.Acks != 0 && req.Acks != 1 && req.Acks != -1:
@@ -130,8 +161,9 @@ func (c *conn) producePartition(req *kproto.ProduceRequest, t *topic, rp *kproto
 		}
 		return fail(kproto.CodeCorruptMessage, "%v", err)
 	}
-	if min := c.b.minInsyncReplicas(t); req.Acks == -1 && len(t.isr[rp.Partition]) < min {
-		return fail(kproto.CodeNotEnoughReplicas, "The size of the current ISR %v is insufficient to satisfy the min.isr requirement of %d for partition %s-%d", t.isr[rp.Partition], min, t.name, rp.Partition)
+	minISR := c.b.minInsyncReplicas(t)
+	if n := part.isrSize(); req.Acks == -1 && n < minISR {
+		return fail(kproto.CodeNotEnoughReplicas, "The size of the current ISR %d is insufficient to satisfy the min.isr requirement of %d for partition %s-%d", n, minISR, t.name, rp.Partition)
 	}
 	if part.cfg.Load().compaction.compact {
 		var keyless bool
@@ -151,5 +183,6 @@ func (c *conn) producePartition(req *kproto.ProduceRequest, t *topic, rp *kproto
 		c.b.metrics.appended(part.topic, int(batch.NumRecords()), len(batch))
 	}
 	out.BaseOffset, out.LogAppendTime, out.LogStartOffset = res.baseOffset, res.logAppendTime, part.log.StartOffset()
-	return out
+	w = produceWait{part: part, end: res.baseOffset + int64(batch.LastOffsetDelta()) + 1, minISR: minISR}
+	return out, w
 }

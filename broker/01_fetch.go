@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/zkafka/zkafka/broker/replica"
 	"github.com/zkafka/zkafka/kproto"
 	"github.com/zkafka/zkafka/store/segment"
 )
@@ -29,9 +30,18 @@ import (
 //     KAFKA_STORAGE_ERROR;
 //   - fetch sessions (KIP-227, v7+) are not implemented: every response
 //     has session id 0, which tells the client to send full fetches; a
-//     request naming a session gets FETCH_SESSION_ID_NOT_FOUND. Follower
-//     fetches, rack-aware preferred replicas and diverging-epoch
-//     detection are not implemented (one replica, one leader epoch).
+//     request naming a session gets FETCH_SESSION_ID_NOT_FOUND;
+//   - follower fetches (replica_id >= 0, Kafka's Partition.fetchRecords):
+//     only from a broker in the partition's assignment (else
+//     NOT_LEADER_OR_FOLLOWER, or UNKNOWN_LEADER_EPOCH with a
+//     current_leader_epoch, as Kafka); v12+ last_fetched_epoch is checked
+//     against the epoch cache and a diverged follower gets DivergingEpoch
+//     and no records (KIP-320); followers read up to the log end offset,
+//     consumers up to the high watermark; each follower fetch records the
+//     follower's log end offset (partition_replica.go), which moves the
+//     high watermark and the ISR. Nothing in a fetch changes the leader's
+//     log. Rack-aware preferred replicas (KIP-392) are not implemented:
+//     consumers fetch from leaders only.
 
 func init() { regKey(kproto.KeyFetch, 0, kproto.FetchMaxVersion, handleFetch) }
 
@@ -40,7 +50,18 @@ type fetchPart struct {
 	resp kproto.FetchPartitionResponse
 	rng  segment.FileRange // Len 0 when there are no records
 	part *partition        // nil on error
-	hw   int64             // the high watermark seen
+	// hw is the bound read up to: the high watermark for consumers, the
+	// log end for followers; a long poll wakes when it moves.
+	hw       int64
+	follower bool
+}
+
+// bound is fp's read bound now.
+func (fp *fetchPart) bound() int64 {
+	if fp.follower {
+		return fp.part.log.NextOffset()
+	}
+	return fp.part.highWatermark()
 }
 
 // fetchState is the per-connection scratch of the fetch path.
@@ -107,7 +128,9 @@ func (c *conn) gatherFetch(req *kproto.FetchRequest) (total int64, failed bool) 
 			allowed++
 			c.fetchPartition(req, t, &rt.Partitions[j], fp, total, budget-total)
 			total += fp.rng.Len
-			failed = failed || fp.resp.ErrorCode != kproto.CodeNone
+			// A diverged follower (its tags carry DivergingEpoch) is
+			// answered at once too.
+			failed = failed || fp.resp.ErrorCode != kproto.CodeNone || fp.resp.Tags != nil
 		}
 	}
 	return total, failed || refused > 0 && allowed == 0
@@ -142,22 +165,48 @@ func (c *conn) fetchPartition(req *kproto.FetchRequest, t *topic, rp *kproto.Fet
 		r.ErrorCode = code
 		return
 	}
-	fp.part = part
-	hw, start := part.highWatermark(), part.log.StartOffset()
-	fp.hw = hw
+	follower := req.ReplicaID >= 0
+	if follower && (req.ReplicaID == c.b.cfg.BrokerID || !part.isReplica(req.ReplicaID)) {
+		// Kafka's Partition.followerReplicaOrThrow.
+		r.ErrorCode = kproto.CodeNotLeaderOrFollower
+		if rp.CurrentLeaderEpoch != -1 {
+			r.ErrorCode = kproto.CodeUnknownLeaderEpoch
+		}
+		return
+	}
+	fp.part, fp.follower = part, follower
+	leo, start := part.log.NextOffset(), part.log.StartOffset()
+	hw := part.highWatermark()
 	r.HighWatermark, r.LastStableOffset, r.LogStartOffset = hw, hw, start
 	if req.IsolationLevel == 1 {
 		r.AbortedTransactions = []kproto.FetchAbortedTransaction{}
 	}
-	if rp.FetchOffset < start || rp.FetchOffset > hw {
+	if follower && req.Version >= 12 {
+		if epoch, end, diverged := replica.Diverging(part.epochs, rp.LastFetchedEpoch, rp.FetchOffset, leo); diverged {
+			// KIP-320: no records; the follower truncates and fetches again.
+			r.Tags = kproto.AppendDivergingEpochTags(nil, epoch, end)
+			fp.hw = leo
+			return
+		}
+	}
+	if rp.FetchOffset < start || rp.FetchOffset > leo {
 		r.ErrorCode = kproto.CodeOffsetOutOfRange
 		return
 	}
+	// Consumers read up to the high watermark, followers to the log end.
+	bound := hw
+	if follower {
+		part.followerFetched(req.ReplicaID, rp.FetchOffset, time.Now())
+		hw = part.highWatermark()
+		r.HighWatermark, r.LastStableOffset = hw, hw
+		bound = leo
+	}
+	fp.hw = bound
 	limit := min(int64(rp.PartitionMaxBytes), budget)
-	if rp.FetchOffset == hw || limit <= 0 && sofar > 0 {
+	if rp.FetchOffset >= bound || limit <= 0 && sofar > 0 {
 		return
 	}
-	rng, err := part.log.Read(rp.FetchOffset, int(max(limit, 1)))
+	rng, err := part.log.ReadBelow(rp.FetchOffset, int(max(limit, 1)), bound)
 	switch {
 	case errors.Is(err, segment.ErrOffsetOutOfRange):
 		r.ErrorCode = kproto.CodeOffsetOutOfRange
@@ -189,7 +238,7 @@ func (c *conn) waitForData(deadline time.Time) bool {
 			fp.part.addWaiter(wake)
 			parked = append(parked, fp.part)
 			// An append between the read and addWaiter must not be missed.
-			changed = changed || fp.part.highWatermark() != fp.hw
+			changed = changed || fp.bound() != fp.hw
 		}
 	}
 	defer func() {

@@ -70,6 +70,9 @@ func (c *conn) listOffset(req *kproto.ListOffsetsRequest, t *topic, rp *kproto.L
 	switch rp.Timestamp {
 	case -1:
 		out.Offset = part.highWatermark()
+		if req.ReplicaID >= 0 {
+			out.Offset = part.log.NextOffset() // a follower's (or a debugging) request: the log end, as Kafka
+		}
 	case -2:
 		out.Offset = part.log.StartOffset()
 	case -3:

@@ -38,8 +38,8 @@ func handleOffsetForLeaderEpoch(c *conn, req *kmsg.OffsetForLeaderEpochRequest) 
 			case part.checkLeaderEpoch(rp.CurrentLeaderEpoch) != kproto.CodeNone:
 				sp.ErrorCode = int16(part.checkLeaderEpoch(rp.CurrentLeaderEpoch))
 			default:
-				// The log end here is the high watermark: one replica.
-				sp.LeaderEpoch, sp.EndOffset = part.epochs.EndOffsetFor(rp.LeaderEpoch, part.highWatermark())
+				// The latest epoch ends at the log end offset, as in Kafka.
+				sp.LeaderEpoch, sp.EndOffset = part.epochs.EndOffsetFor(rp.LeaderEpoch, part.log.NextOffset())
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}

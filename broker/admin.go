@@ -205,7 +205,7 @@ func (b *Broker) writeNewTopic(name string, id [16]byte, replicas [][]int32, con
 		ops = append(ops, &zk.CreateRequest{Path: zkmeta.PartitionsPath(name)})
 		for p, r := range replicas {
 			ops = append(ops, &zk.CreateRequest{Path: zkmeta.PartitionPath(name, p)})
-			if s, ok := controller.NewPartitionState(r, b.cluster.isLive, false, epoch); ok {
+			if s, ok := controller.NewPartitionState(r, b.cluster.isLive, isrIsLive, epoch); ok {
 				ops = append(ops, &zk.CreateRequest{Path: zkmeta.StatePath(name, p), Data: controller.StateZNode(s)})
 			}
 		}

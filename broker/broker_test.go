@@ -49,13 +49,17 @@ func newTestBroker(t testing.TB) (*Broker, *partition) {
 	b.mu.conns = map[*conn]struct{}{}
 	b.cluster.init()
 	tc := effectiveConfig(&cfg, nil)
-	part, err := openPartition(partitionDir(dir, "t", 0), "t", 0, tc, b.log)
+	id := zkmeta.NewUUID()
+	part, err := openReplica(partitionDir(dir, "t", 0), "t", 0, id, 0, tc, b.log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { part.close() })
-	tp := &topic{name: "t", id: zkmeta.NewUUID(), replicas: [][]int32{{0}}, leaders: []int32{0}, leaderEpochs: []int32{0},
-		isr: [][]int32{{0}}, cfg: tc, parts: []*partition{part}}
+	if err := part.applyState(partState{leader: 0, isr: []int32{0}, replicas: []int32{0}}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	tp := &topic{name: "t", id: id, replicas: [][]int32{{0}}, leaders: []int32{0}, leaderEpochs: []int32{0},
+		isr: [][]int32{{0}}, zkVersions: []int32{0}, cfg: tc, parts: []*partition{part}, local: []*partition{part}}
 	b.cluster.topics["t"], b.cluster.byID[tp.id] = tp, tp
 	return b, part
 }
@@ -164,6 +168,7 @@ func TestAdvertisedVersions(t *testing.T) {
 		4: {7, 7}, 5: {4, 4}, 6: {8, 8}, 7: {3, 3},
 		17: {0, 1}, 36: {0, 2}, 50: {0, 0}, 51: {0, 0}, // SASL, SCRAM credentials
 		29: {0, 3}, 30: {0, 3}, 31: {0, 3}, // ACLs
+		56: {0, 3}, // AlterPartition
 	}
 	got := advertisedVersions()
 	if len(got) != len(want) {

@@ -131,7 +131,7 @@ func (c *logCleaner) grab() (*partition, compact.Plan) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, t := range topics {
-		for _, p := range t.parts {
+		for _, p := range t.local {
 			if p == nil || c.mu.inProgress[p] || c.mu.uncleanable[p] {
 				continue
 			}

@@ -57,7 +57,8 @@ func TestCompactedProduce(t *testing.T) {
 		if err := req.Decode(v, body); err != nil {
 			t.Fatal(err)
 		}
-		return c.producePartition(req, b.cluster.topic("t"), &req.Topics[0].Partitions[0], b.now()).ErrorCode
+		pr, _ := c.producePartition(req, b.cluster.topic("t"), &req.Topics[0].Partitions[0], b.now())
+		return pr.ErrorCode
 	}
 	if code := produce(9, keyedBatch([]byte("k"))); code != kproto.CodeNone {
 		t.Fatalf("keyed record: error %d", code)

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkafka/zkafka/broker/zkmeta"
@@ -29,7 +31,7 @@ type cluster struct {
 	applyMu sync.Mutex
 }
 
-// topic is one topic's metadata and the partitions this broker leads.
+// topic is one topic's metadata and the partitions this broker holds.
 // Invariant: immutable once published in cluster.topics.
 type topic struct {
 	name         string
@@ -38,9 +40,16 @@ type topic struct {
 	leaders      []int32
 	leaderEpochs []int32
 	isr          [][]int32
-	overrides    map[string]string
-	cfg          *topicConfig
-	parts        []*partition // by partition; nil where another broker leads
+	// zkVersions are the state znodes' versions (-1: no state yet).
+	zkVersions []int32
+	overrides  map[string]string
+	cfg        *topicConfig
+	// parts are the partitions this broker LEADS (what handlers serve,
+	// through topic.partition); nil where another broker leads.
+	parts []*partition
+	// local are the partitions this broker holds a replica of, leading or
+	// following (topic.replica); nil elsewhere.
+	local []*partition
 }
 
 type brokerInfo struct {
@@ -119,12 +128,22 @@ func (cl *cluster) setController(id int32) {
 	cl.mu.Unlock()
 }
 
-// partition returns the local partition, or nil.
+// partition returns the partition if this broker leads it, or nil: what
+// produce, consumer fetch and offset lookups are served from.
 func (t *topic) partition(p int32) *partition {
 	if t == nil || p < 0 || int(p) >= len(t.parts) {
 		return nil
 	}
 	return t.parts[p]
+}
+
+// replica returns the local replica of partition p, led or followed, or
+// nil.
+func (t *topic) replica(p int32) *partition {
+	if t == nil || p < 0 || int(p) >= len(t.local) {
+		return nil
+	}
+	return t.local[p]
 }
 
 // loadClusterID reads /cluster/id, creating it on first start.
@@ -211,10 +230,11 @@ func (b *Broker) readTopic(name string) (*topic, error) {
 	}
 	t := &topic{name: name, id: id, replicas: replicas}
 	for p := range replicas {
-		leader, epoch, isr := b.readState(name, p, replicas[p])
+		leader, epoch, isr, version := b.readState(name, p, replicas[p])
 		t.leaders = append(t.leaders, leader)
 		t.leaderEpochs = append(t.leaderEpochs, epoch)
 		t.isr = append(t.isr, isr)
+		t.zkVersions = append(t.zkVersions, version)
 	}
 	t.overrides = map[string]string{}
 	if data, _, err := b.zk.Get(zkmeta.TopicConfigPath(name)); err == nil {
@@ -230,18 +250,22 @@ func (b *Broker) readTopic(name string) (*topic, error) {
 // readState reads a partition's leader state. Without one (the controller
 // has not written it yet) the partition has no leader: clients are told
 // LEADER_NOT_AVAILABLE, as Kafka's brokers tell them until the controller's
-// LeaderAndIsr arrives, and nothing is opened before the state exists.
-func (b *Broker) readState(name string, p int, replicas []int32) (leader, epoch int32, isr []int32) {
-	data, _, err := b.zk.Get(zkmeta.StatePath(name, p))
+// LeaderAndIsr arrives, and nothing is opened before the state exists
+// (version -1).
+func (b *Broker) readState(name string, p int, replicas []int32) (leader, epoch int32, isr []int32, version int32) {
+	data, st, err := b.zk.Get(zkmeta.StatePath(name, p))
 	var s zkmeta.PartitionStateZNode
 	if err == nil && json.Unmarshal(data, &s) == nil {
-		return s.Leader, s.LeaderEpoch, s.ISR
+		return s.Leader, s.LeaderEpoch, s.ISR, st.Version
 	}
-	return -1, 0, nil
+	return -1, 0, nil, -1
 }
 
-// applyTopic publishes t, opening the partitions this broker leads and
-// carrying over the ones already open.
+// applyTopic publishes t, opening the partitions this broker holds a
+// replica of and carrying over the ones already open, and gives each its
+// role from its state znode: leader (served through t.parts) or follower
+// (fetched by b.fetchers). It is the one place where a partition's role
+// changes.
 func (b *Broker) applyTopic(t *topic) error {
 	b.cluster.applyMu.Lock()
 	defer b.cluster.applyMu.Unlock()
@@ -251,33 +275,41 @@ func (b *Broker) applyTopic(t *topic) error {
 		old = nil
 	}
 	t.parts = make([]*partition, len(t.replicas))
+	t.local = make([]*partition, len(t.replicas))
+	now := time.Now()
 	var errs []error
 	var err error
 	for p := range t.replicas {
-		if t.leaders[p] != b.cfg.BrokerID {
+		if !slices.Contains(t.replicas[p], b.cfg.BrokerID) || t.zkVersions[p] < 0 {
 			continue
 		}
-		part := old.partition(int32(p))
+		part := old.replica(int32(p))
 		if part != nil {
 			part.setConfig(t.cfg)
 		} else if part, err = b.openLocalPartition(t, int32(p)); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if err := part.becomeLeader(t.leaderEpochs[p]); err != nil {
-			errs = append(errs, fmt.Errorf("%s-%d: leader epoch %d: %w", t.name, p, t.leaderEpochs[p], err))
+		t.local[p] = part
+		st := partState{leader: t.leaders[p], epoch: t.leaderEpochs[p], isr: t.isr[p], replicas: t.replicas[p], zkVersion: t.zkVersions[p]}
+		if err := part.applyState(st, now); err != nil {
+			errs = append(errs, fmt.Errorf("%s-%d: leader %d epoch %d: %w", t.name, p, st.leader, st.epoch, err))
 		}
-		t.parts[p] = part
+		b.followOrNot(part)
+		if part.isLeader() {
+			t.parts[p] = part
+		}
 	}
 	b.cluster.mu.Lock()
 	b.cluster.topics[t.name] = t
 	b.cluster.byID[t.id] = t
 	b.cluster.mu.Unlock()
 	if old != nil {
-		// Partitions whose leadership moved elsewhere are closed; their
-		// data stays (the broker is still a replica).
-		for p, part := range old.parts {
-			if part != nil && t.partition(int32(p)) != part {
+		// Replicas this broker no longer holds (a reassignment) are
+		// closed; their data stays.
+		for p, part := range old.local {
+			if part != nil && t.replica(int32(p)) != part {
+				b.unfollow(part)
 				if err := part.close(); err != nil {
 					errs = append(errs, err)
 				}
@@ -299,10 +331,12 @@ func (b *Broker) openLocalPartition(t *topic, p int32) (*partition, error) {
 			return nil, err
 		}
 	}
-	part, err := openPartition(dir, t.name, p, t.cfg, b.log)
+	part, err := openReplica(dir, t.name, p, t.id, b.cfg.BrokerID, t.cfg, b.log)
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", dir, err)
 	}
+	part.onISRChange = b.isrChanged
+	part.setHighWatermark(b.checkpointedHW(dir, t.name, p))
 	if err := writePartitionMetadata(dir, t.id); err != nil {
 		part.close()
 		return nil, err
@@ -367,10 +401,11 @@ func (b *Broker) dropTopicLocked(name string) {
 		return
 	}
 	b.metrics.forgetTopic(name)
-	for _, part := range t.parts {
+	for _, part := range t.local {
 		if part == nil {
 			continue
 		}
+		b.unfollow(part)
 		part.close()
 		if err := os.RemoveAll(part.dir); err != nil {
 			b.log.Error("deleting partition directory", "dir", part.dir, "err", err)
@@ -388,7 +423,7 @@ func (b *Broker) closePartitions() {
 	b.cluster.applyMu.Lock()
 	defer b.cluster.applyMu.Unlock()
 	for _, t := range b.cluster.allTopics() {
-		for _, part := range t.parts {
+		for _, part := range t.local {
 			if part != nil {
 				if err := part.close(); err != nil {
 					b.log.Warn("closing partition", "topic", part.topic, "partition", part.index, "err", err)

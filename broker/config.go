@@ -75,6 +75,8 @@ type Config struct {
 	QueuedMaxRequestBytes int64
 
 	Groups GroupConfig // group.* and offsets.* (group_config.go)
+	// Replication is replica.* (replication_config.go).
+	Replication ReplicationConfig
 
 	Metrics MetricsConfig // zkafka.metrics.*: the Prometheus endpoint (metrics_http.go)
 	Cleaner CleanerConfig // log.cleaner.* (cleaner_config.go)
@@ -112,6 +114,7 @@ func DefaultConfig(dataDir string) Config {
 		SocketRequestMaxBytes:    100 << 20,
 		QueuedMaxRequestBytes:    DefaultQueuedMaxRequestBytes,
 		Groups:                   DefaultGroupConfig(),
+		Replication:              DefaultReplicationConfig(),
 		Metrics:                  DefaultMetricsConfig(),
 		SSL:                      DefaultSSLConfig(),
 		SASL:                     DefaultSASLConfig(),
@@ -265,6 +268,9 @@ func parseProperties(r io.Reader, log *slog.Logger, kafkaOpts string) (Config, e
 // unknown keys.
 func applyOtherProperty(cfg *Config, p properties.Property, log *slog.Logger) error {
 	k, v := p.Key, p.Trimmed()
+	if ok, err := cfg.Replication.parseProperty(k, v); ok {
+		return err
+	}
 	if ok, err := cfg.Groups.parseProperty(k, v); ok {
 		return err
 	}

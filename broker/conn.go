@@ -60,10 +60,12 @@ type conn struct {
 	scratch     []byte // decompression buffer for ValidateBatch
 	produceReq  kproto.ProduceRequest
 	produceResp kproto.ProduceResponse
-	fetchReq    kproto.FetchRequest
-	fetch       fetchState
-	listReq     kproto.ListOffsetsRequest
-	metaReq     kproto.MetadataRequest
+	// produceWaits are the partitions an acks=all produce waits for.
+	produceWaits []produceWait
+	fetchReq     kproto.FetchRequest
+	fetch        fetchState
+	listReq      kproto.ListOffsetsRequest
+	metaReq      kproto.MetadataRequest
 }
 
 // response is a complete response frame, possibly with holes that the

@@ -51,6 +51,10 @@ func (b *Broker) epochCheck() (*zk.CheckVersionRequest, int32, error) {
 
 var errNotController = errors.New("this broker is not the controller")
 
+// isrIsLive: a new partition's ISR is every live replica (followers
+// replicate), in the controller's loop and in CreateTopics' own writes.
+const isrIsLive = true
+
 // startCluster registers the broker, runs for controller and starts the
 // watches. Called once, by the first Serve.
 func (b *Broker) startCluster(addr []net.Addr) error {
@@ -61,10 +65,11 @@ func (b *Broker) startCluster(addr []net.Addr) error {
 	b.refreshBrokers()
 	listener := b.cfg.interBrokerListener()
 	channels := &controller.ChannelManager{Listener: listener, TLS: b.interBrokerTLS(), Go: b.goTracked, Done: b.done, Log: b.log}
-	b.ctl = controller.New(controller.Config{ISRIsLive: false, BrokerID: b.cfg.BrokerID, Listener: listener},
+	b.ctl = controller.New(controller.Config{ISRIsLive: isrIsLive, BrokerID: b.cfg.BrokerID, Listener: listener},
 		&controller.ZKStore{ZK: b.zk, BrokerID: b.cfg.BrokerID, UncleanDefault: storedDefault("unclean.leader.election.enable")(&b.cfg) == "true"},
 		channels, b.controlChanged, b.log)
 	b.goTracked("controller", func() { b.ctl.Run(b.done) })
+	b.startReplication()
 	b.tryElect()
 	b.goTracked("zk-session", func() { b.sessionLoop(addr) })
 	b.goTracked("zk-controller", b.controllerLoop)

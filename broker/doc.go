@@ -36,7 +36,15 @@
 //	request_budget.go  the broker-wide bound on request buffers (queued.max.request.bytes);
 //	                request_memory_*.go its buffers, anonymous memory outside the Go heap
 //	partition.go    a partition: segment log, serialized appends, fetch waiters, leader epoch
-//	replica/        package replica: the leader epoch cache (leader-epoch-checkpoint)
+//	partition_replica.go  its role (leader / follower / none), the leader's ISR and
+//	                high watermark, acks=all waits, the follower's appends and truncation
+//	replication.go  the replica manager glue: fetchers, the ISR shrink timer, the
+//	                high watermark checkpoint; replication_config.go its replica.* keys
+//	                (config_interbroker.go: the inter-broker listener)
+//	alter_partition.go  the leader's AlterPartition sender (56_alter_partition.go: the
+//	                controller's handler)
+//	replica/        package replica: leader epoch cache, ISR and high watermark rules,
+//	                truncation rules, follower fetchers, replication-offset-checkpoint
 //	producers.go    idempotent producer sequence tracking
 //	min_isr.go      min.insync.replicas: NOT_ENOUGH_REPLICAS before an acks=all append
 //	cluster.go      the broker's view of ZooKeeper: topics and their open partitions
@@ -127,12 +135,25 @@
 //   - current_leader_epoch in Fetch, ListOffsets and OffsetForLeaderEpoch
 //     below the partition's is FENCED_LEADER_EPOCH, above it
 //     UNKNOWN_LEADER_EPOCH.
-//   - High watermark = last stable offset = log end offset: one replica,
-//     no transactions. acks=1 and acks=-1 are the same; fsync follows
-//     flush.messages / flush.ms (log.flush.interval.*), as in Kafka.
-//   - A parked fetch registers on each partition's waiter list before it
-//     re-checks the high watermark, so an append in between is not lost;
-//     appends signal every waiter (no polling loops).
+//   - Every broker in a partition's assignment holds a replica once the
+//     partition has a state znode; applyTopic is the one place that gives
+//     it its role (leader, follower of X in epoch E, none). topic.partition
+//     returns only the partitions this broker leads: produce, consumer
+//     fetch, ListOffsets and OffsetForLeaderEpoch are served from leaders
+//     only (NOT_LEADER_OR_FOLLOWER elsewhere), and appendBatch re-checks the
+//     role under partition.mu.
+//   - High watermark = last stable offset (no transactions) = the smallest
+//     log end offset of the ISR on a leader (broker/replica), raised only;
+//     consumers read up to it, followers to the log end. acks=1 answers
+//     after the leader's append, acks=-1 when the high watermark passes
+//     the batch (or times out, or the ISR is below min.insync.replicas);
+//     fsync follows flush.messages / flush.ms (log.flush.interval.*), as
+//     in Kafka.
+//   - A parked fetch (or acks=all produce) registers on each partition's
+//     waiter list before it re-checks the high watermark (a follower's
+//     fetch: the log end), so a change in between is not lost; appends,
+//     high watermark moves, ISR and role changes signal every waiter (no
+//     polling loops).
 //   - A *topic in the cache is immutable; changes publish a new one.
 //     cluster.applyMu serializes opening/closing partitions.
 //   - Controller writes are ZooKeeper multis whose first op checks
@@ -145,11 +166,11 @@
 //     SaslHandshake and SaslAuthenticate before it authenticated, and
 //     nothing after its session expired (connections.max.reauth.ms)
 //     unless it re-authenticated (sasl_conn.go).
-//   - A partition is open on a broker iff its state znode names that
-//     broker as leader; a broker closes (without deleting) a partition
-//     whose leadership moved. The controller writes a state before it
-//     sends LeaderAndIsr to the partition's replicas, which re-read the
-//     topic (04_leader_and_isr.go); brokers watch no state znode.
+//   - A partition is open on a broker iff the broker is in its assignment
+//     and it has a state znode; its role (leader, follower of X in epoch
+//     E) changes in place. The controller writes a state before it sends
+//     LeaderAndIsr to the partition's replicas, which re-read the topic
+//     (04_leader_and_isr.go); brokers watch no state znode.
 //   - Metadata and DescribeCluster answer from the metadata cache, which
 //     only UpdateMetadata changes: every broker tells the controller's
 //     view. CreateTopics, CreatePartitions and DeleteTopics answer once
@@ -190,12 +211,8 @@
 //
 // # Not implemented
 //
-// Replication (a replication factor above 1 is accepted when enough
-// brokers are live, but only the leader holds data and the ISR is the
-// leader, so the controller's failover can only move leadership back to
-// the same broker when it returns: a partition whose leader dies goes
-// offline, leader -1, as in Kafka without unclean election),
-// transactions, fetch sessions
+// fetching from followers (KIP-392), reassignments, producer state
+// snapshots, transactions, fetch sessions
 // message format
 // down-conversion (magic 0/1 produce gets UNSUPPORTED_FOR_MESSAGE_FORMAT),
 // dynamic broker configs (AlterConfigs of a BROKER resource is refused),

@@ -64,7 +64,7 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 			}
 			labels := []string{t.name, strconv.Itoa(p)}
 			ch <- gauge(descLogSize, float64(part.log.Size()), labels...)
-			ch <- gauge(descLogEnd, float64(part.highWatermark()), labels...)
+			ch <- gauge(descLogEnd, float64(part.log.NextOffset()), labels...)
 			ch <- gauge(descLogStart, float64(part.log.StartOffset()), labels...)
 		}
 	}

@@ -15,42 +15,82 @@ import (
 	"github.com/zkafka/zkafka/store/segment"
 )
 
-// partition is one partition this broker leads: a segment log in
-// {log.dir}/{topic}-{partition}, the idempotent producers' state, and the
-// fetches waiting for data.
+// partition is one partition this broker holds a replica of: a segment
+// log in {log.dir}/{topic}-{partition}, the idempotent producers' state,
+// the fetches waiting for data, and its role: leader (with the ISR and
+// its followers' positions, partition_replica.go) or follower of another
+// broker (fetched by broker/replica's fetchers).
 //
 // Writes are serialized by mu (validation happens before, outside it);
-// reads go to the log without mu. The high watermark is the log end
-// offset: with a single replica a batch counts as committed as soon as
-// Append returns, and acks=1 and acks=-1 are the same (fsync follows the
-// flush.messages/flush.ms policy, as in Kafka).
+// reads go to the log without mu. The high watermark is the smallest log
+// end offset of the ISR on a leader, min(leader's, own log end) on a
+// follower; fsync follows the flush.messages/flush.ms policy, as in Kafka.
 type partition struct {
-	topic string
-	index int32
-	dir   string
-	log   *segment.Log
+	topic   string
+	index   int32
+	topicID [16]byte
+	dir     string
+	log     *segment.Log
+	// self is this broker's id.
+	self int32
+	// hw is the high watermark. Written under mu; read without it.
+	hw atomic.Int64
+	// onISRChange is told when the leader wants the ISR changed (the
+	// broker sends AlterPartition to the controller).
+	onISRChange func(*partition)
 	// cfg is the topic's effective config; replaced when /config/topics
 	// changes (segment options only apply after a reopen).
 	cfg atomic.Pointer[topicConfig]
 	// epochs is the leader epoch cache (leader-epoch-checkpoint).
 	epochs *replica.EpochCache
-	// leaderEpoch is the epoch this broker leads the partition in (from
-	// the state znode), stamped into every appended batch. Set under mu.
+	// leaderEpoch is the partition's leader epoch as this broker knows it
+	// (from the state znode): the one it leads in, stamped into every
+	// appended batch, or the one it follows in. Set under mu.
 	leaderEpoch atomic.Int32
 
 	mu struct {
 		sync.Mutex
 		// producers holds the last batches of each idempotent producer.
 		producers map[int64]*producerState
-		// waiters are fetches parked until an append; each channel has a
-		// buffer of one and is signalled (not closed) once, then dropped.
+		// waiters are fetches and acks=all produces parked until an
+		// append, a high watermark move or a role change; each channel has
+		// a buffer of one and is signalled (not closed) once, then dropped.
 		waiters []chan struct{}
+		// role is leader, follower or none (no leader known).
+		role role
+		// leaderID is the broker led or followed (-1: none).
+		leaderID int32
+		// replicas is the assignment; partitionEpoch the state znode's
+		// version the role was taken from (AlterPartition's CAS token).
+		replicas       []int32
+		partitionEpoch int32
+		// isr is the committed ISR (the state znode's).
+		isr []int32
+		// leader is the ISR and the followers' positions; nil unless
+		// role == roleLeader.
+		leader *replica.LeaderState
 	}
 }
+
+// role is what this broker does for a partition.
+type role int8
+
+const (
+	roleNone     role = iota // no live leader: neither serves nor fetches
+	roleLeader               // serves produce and fetch
+	roleFollower             // fetches from mu.leaderID
+)
 
 // openPartition opens (creating or recovering) the log in dir and rebuilds
 // the producer state from the batch headers.
 func openPartition(dir, topic string, index int32, cfg *topicConfig, log *slog.Logger) (*partition, error) {
+	return openReplica(dir, topic, index, [16]byte{}, -1, cfg, log)
+}
+
+// openReplica is openPartition with the topic id and this broker's id; it
+// starts with no role and the high watermark at 0 (setHighWatermark
+// gives the checkpointed one).
+func openReplica(dir, topic string, index int32, topicID [16]byte, self int32, cfg *topicConfig, log *slog.Logger) (*partition, error) {
 	opts := cfg.segmentOptions()
 	opts.Logger = log.With("partition", fmt.Sprintf("%s-%d", topic, index))
 	l, err := segment.Open(dir, opts)
@@ -62,7 +102,8 @@ func openPartition(dir, topic string, index int32, cfg *topicConfig, log *slog.L
 		l.Close()
 		return nil, err
 	}
-	p := &partition{topic: topic, index: index, dir: dir, log: l, epochs: epochs}
+	p := &partition{topic: topic, index: index, topicID: topicID, dir: dir, log: l, epochs: epochs, self: self}
+	p.mu.leaderID, p.mu.partitionEpoch = -1, -1
 	p.cfg.Store(cfg)
 	p.mu.producers = map[int64]*producerState{}
 	if err := p.loadProducers(); err != nil {
@@ -103,19 +144,6 @@ func (p *partition) loadProducers() error {
 	return nil
 }
 
-// becomeLeader records that this broker leads the partition in epoch
-// (Kafka's Partition.makeLeader): the epoch starts at the log end offset
-// in the epoch cache, and later batches carry it.
-func (p *partition) becomeLeader(epoch int32) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if epoch <= p.leaderEpoch.Load() && p.epochs.Latest() >= epoch {
-		return nil
-	}
-	p.leaderEpoch.Store(epoch)
-	return p.epochs.Assign(epoch, p.log.NextOffset())
-}
-
 // checkLeaderEpoch checks a request's current_leader_epoch (-1: none)
 // against the partition's, as Kafka's Partition does for Fetch,
 // ListOffsets and OffsetForLeaderEpoch.
@@ -153,6 +181,11 @@ func (p *partition) appendBatch(b kproto.Batch, now time.Time) appendResult {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.mu.role != roleLeader {
+		// Leadership moved after the handler looked the partition up.
+		res.code, res.baseOffset = kproto.CodeNotLeaderOrFollower, -1
+		return res
+	}
 	b.SetPartitionLeaderEpoch(p.leaderEpoch.Load()) // not covered by the CRC; under mu, so no batch of an epoch follows the next one's start
 	if dup, code := p.checkProducerLocked(b); code != kproto.CodeNone || dup != nil {
 		if dup != nil {
@@ -171,6 +204,7 @@ func (p *partition) appendBatch(b kproto.Batch, now time.Time) appendResult {
 	if b.ProducerID() >= 0 {
 		p.recordProducerLocked(b, base)
 	}
+	p.advanceLocked()
 	p.wakeLocked()
 	return res
 }
@@ -204,12 +238,13 @@ func (p *partition) removeWaiter(ch chan struct{}) {
 	p.mu.Unlock()
 }
 
-// highWatermark is the offset after the last committed batch (= the log
-// end offset; also the last stable offset, as there are no transactions).
-func (p *partition) highWatermark() int64 { return p.log.NextOffset() }
+// highWatermark is the offset after the last committed batch (also the
+// last stable offset, as there are no transactions).
+func (p *partition) highWatermark() int64 { return p.hw.Load() }
 
 func (p *partition) close() error {
 	p.mu.Lock()
+	p.mu.role, p.mu.leader = roleNone, nil // no fetch or acks=all wait uses it any more
 	p.wakeLocked()
 	p.mu.Unlock()
 	return p.log.Close()

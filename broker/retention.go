@@ -13,7 +13,7 @@ func (b *Broker) retentionLoop() {
 
 func (b *Broker) enforceRetention() {
 	for _, t := range b.cluster.allTopics() {
-		for _, p := range t.parts {
+		for _, p := range t.local {
 			if p == nil {
 				continue
 			}

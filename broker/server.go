@@ -64,6 +64,9 @@ type Broker struct {
 	metricsSrv *obshttp.Server
 	// cleaner is the log cleaner of compacted topics (cleaner.go).
 	cleaner *logCleaner
+	// repl is the replica manager's state: fetchers, ISR changes, high
+	// watermark checkpoints (replication.go).
+	repl replication
 
 	// tlsCfg serves the SSL listeners (nil without one; tls.go).
 	tlsCfg *tls.Config
@@ -125,6 +128,7 @@ func New(cfg Config, log *slog.Logger) (*Broker, error) {
 		return nil, err
 	}
 	b.scram = newScramStore(b)
+	b.initReplication()
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.ZooKeeperSessionTimeout)
 	defer cancel()
 	sec, err := cfg.zkSecurity()
@@ -300,6 +304,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	b.mu.closing = true
 	b.goroutines.Close()
 	close(b.done)
+	b.repl.fetchers.Stop()
 	for l := range b.mu.listeners {
 		l.Close()
 	}
@@ -318,6 +323,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		b.goroutines.Wait(context.Background())
 	}
 	b.groups.stop()
+	b.checkpointHighWatermarks()
 	b.closePartitions()
 	b.zk.Close()
 	return errors.Join(err, b.stopMetrics(ctx))

@@ -239,3 +239,15 @@ func (w *FetchResponseWriter) Splice(dst []byte, records [][]byte) ([]byte, erro
 	}
 	return append(dst, w.Buf[prev:]...), nil
 }
+
+// AppendDivergingEpochTags appends a partition tag section holding only
+// DivergingEpoch (tag 0, v12+): the leader's answer to a follower whose
+// last fetched epoch ends, in the leader's log, at endOffset under epoch
+// (KIP-320). The result is a FetchPartitionResponse.Tags.
+func AppendDivergingEpochTags(dst []byte, epoch int32, endOffset int64) RawTags {
+	dst = AppendUvarint(dst, 1)
+	var v [13]byte
+	val := AppendInt64(AppendInt32(v[:0], epoch), endOffset)
+	val = append(val, 0) // the struct's own (empty) tag section
+	return AppendTag(dst, 0, val)
+}

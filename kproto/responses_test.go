@@ -323,3 +323,42 @@ func TestFetchResponseWriterCounts(t *testing.T) {
 		t.Fatal("extra topic not reported")
 	}
 }
+
+// TestDivergingEpochTagsMatchKmsg: a partition answer with DivergingEpoch
+// (v12, v13) encodes as kmsg encodes it, and kmsg decodes the fields.
+func TestDivergingEpochTagsMatchKmsg(t *testing.T) {
+	for v := int16(12); v <= FetchMaxVersion; v++ {
+		p := FetchPartitionResponse{Partition: 3, HighWatermark: 40, LastStableOffset: 40, LogStartOffset: 0,
+			PreferredReadReplica: -1, Tags: AppendDivergingEpochTags(nil, 4, 1234)}
+		var w FetchResponseWriter
+		w.Begin(nil, v, 9, &FetchResponseHead{}, 1)
+		w.Topic("t", topicID(1), 1)
+		w.Partition(&p, 0)
+		if err := w.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		k := kmsg.NewPtrFetchResponse()
+		k.Version = v
+		kt := kmsg.NewFetchResponseTopic()
+		if v >= 13 {
+			kt.TopicID = topicID(1)
+		} else {
+			kt.Topic = "t"
+		}
+		kp := kmsg.NewFetchResponseTopicPartition()
+		kp.Partition, kp.HighWatermark, kp.LastStableOffset, kp.LogStartOffset = 3, 40, 40, 0
+		kp.DivergingEpoch.Epoch, kp.DivergingEpoch.EndOffset = 4, 1234
+		kp.RecordBatches = []byte{}
+		kt.Partitions = append(kt.Partitions, kp)
+		k.Topics = append(k.Topics, kt)
+		mustEqualBytes(t, "fetch response body", w.Buf[4+5:], k.AppendTo(nil))
+		back := kmsg.NewPtrFetchResponse()
+		back.Version = v
+		if err := back.ReadFrom(w.Buf[4+5:]); err != nil {
+			t.Fatal(err)
+		}
+		if de := back.Topics[0].Partitions[0].DivergingEpoch; de.Epoch != 4 || de.EndOffset != 1234 {
+			t.Fatalf("v%d: decoded %+v", v, de)
+		}
+	}
+}

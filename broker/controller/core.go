@@ -76,6 +76,9 @@ type Core struct {
 	// batch collects the requests of the step being taken (sends.go);
 	// nil between steps.
 	batch *batch
+	// alter is the answer of the AlterPartition being stepped (alter.go);
+	// nil otherwise.
+	alter *alterState
 }
 
 // NewCore returns an inactive controller.

@@ -17,6 +17,7 @@
 //	c.TopicsChanged(done, ts) // the /brokers/topics watch fired (nil: all topics)
 //	c.ControlledShutdown(done, id, epoch) // a broker's ControlledShutdown request
 //	c.Resign(done)            // session expired, or /controller names another broker
+//	c.AlterPartition(done, r) // a leader's AlterPartition; returns the answer
 //
 // # Election and fencing
 //
@@ -44,8 +45,9 @@
 //	                              online, epoch+1
 //
 // A broker that dies also leaves the ISR of the partitions it follows
-// (epoch+1), unless it is the last member. A broker that registers again
-// with a newer epoch (the czxid of /brokers/ids/{id}) bounced: it is
+// (epoch+1), unless it is the last member; so does one found dead by a
+// newly elected controller (the failover read). A broker that registers
+// again with a newer epoch (the czxid of /brokers/ids/{id}) bounced: it is
 // handled as a death followed by a start.
 //
 // # Requests to the brokers
@@ -80,6 +82,22 @@
 // partitions it still leads (RF > 1). The broker asks again until none
 // remain.
 //
+// # ISR changes (AlterPartition, KIP-497)
+//
+// Partition leaders shrink and expand their ISRs through AlterPartition
+// (alter.go), decided by Core.AlterPartition as Kafka's ZooKeeper-mode
+// controller (processAlterPartition): not the controller: NOT_CONTROLLER;
+// an unknown broker or a stale broker epoch: STALE_BROKER_EPOCH; per
+// partition, a leader epoch or partition epoch (the state znode's
+// zkVersion) newer than the controller's: NOT_CONTROLLER; an older leader
+// epoch: FENCED_LEADER_EPOCH; the ISR it already has: the current state
+// (idempotent retries); an older partition epoch: INVALID_UPDATE_VERSION;
+// a member not live: INELIGIBLE_REPLICA. An accepted change keeps the
+// leader and leader epoch; the loop writes each partition in its own
+// fenced multi with a CAS on its zkVersion (a failed CAS:
+// INVALID_UPDATE_VERSION, and the topic is re-read) and answers with the
+// new partition epoch, then sends LeaderAndIsr and UpdateMetadata as for its own writes.
+//
 // # Invariants
 //
 //   - Only the loop goroutine touches Core; watches and admin requests
@@ -98,10 +116,8 @@
 //
 // # Not yet
 //
-// Followers do not replicate, so Config.ISRIsLive is false in the broker
-// and a new partition's ISR is its leader alone (a controlled shutdown
-// can then move nothing of a topic created by the broker: its partitions
-// remain). AlterPartition and preferred-leader election are not
+// Followers replicate, so Config.ISRIsLive is true in the broker: a new
+// partition's ISR is every live replica. Preferred-leader election is not
 // implemented. The answers to the controller's requests are only logged
 // (Kafka's controller marks replicas offline on KAFKA_STORAGE_ERROR, and
 // completes topic deletion on StopReplica's answers; here the topic's

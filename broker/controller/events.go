@@ -72,6 +72,12 @@ func (c *Core) step(ev Event) Effects {
 		}
 		c.readTopics(ev.Topics)
 		var eff Effects
+		// Replicas of brokers that died while no controller watched
+		// leave leadership and the ISRs (Kafka's replica state machine
+		// startup moves them to OfflineReplica).
+		if dead := c.deadReplicas(); len(dead) > 0 {
+			c.offline(&eff, dead)
+		}
 		c.online(&eff)
 		return eff
 	case Resigned:
@@ -84,6 +90,8 @@ func (c *Core) step(ev Event) Effects {
 	switch ev := ev.(type) {
 	case BrokersChanged:
 		return c.brokersChanged(ev.Brokers)
+	case alterPartition:
+		return c.alterStep(ev.req)
 	case TopicsChanged:
 		if ev.All {
 			c.parts = map[PartitionID]*Partition{}
@@ -98,8 +106,27 @@ func (c *Core) step(ev Event) Effects {
 				p.ZkVersion = ev.Versions[i]
 			}
 		}
+		c.alterWritten(ev.Writes, ev.Versions)
 	}
 	return Effects{}
+}
+
+// deadReplicas is every broker that leads or is in the ISR of a
+// partition and is not live, sorted.
+func (c *Core) deadReplicas() []int32 {
+	var out []int32
+	for _, p := range c.parts {
+		if !p.HasState {
+			continue
+		}
+		for _, id := range append([]int32{p.State.Leader}, p.State.ISR...) {
+			if id != NoLeader && !c.isLive(id) && !slices.Contains(out, id) {
+				out = append(out, id)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // readTopics replaces what the controller knows of the topics read.

@@ -25,11 +25,14 @@ import (
 //	unclean topic=T              the topic's unclean.leader.election.enable becomes true
 //	elect                        run for controller (another holds it after "taken")
 //	taken                        another broker holds /controller
+//	vacate                       /controller is gone (its holder's session ended)
 //	fence                        another controller bumps /controller_epoch
 //	casfail topic=T p=N [isr=..] another writer changes T-N's state znode (a later CAS fails), setting its ISR
 //	shutdown broker=N epoch=E    broker N (epoch E) asks for a controlled shutdown; prints the answer
 //	delete name=T                topic T's znodes are deleted; the /brokers/topics watch fires
 //	state                        every partition state znode
+//	alter broker=B [epoch=E] topic=T p=N leader_epoch=L isr=1,2 version=V
+//	                             broker B's AlterPartition for T-N; prints the answer
 func TestController(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		env := newLoopEnv()
@@ -245,6 +248,8 @@ func (e *loopEnv) handle(t *testing.T, d *datadriven.TestData) string {
 		async(func() { e.c.TopicsChanged(never, nil) })
 	case "taken":
 		e.store.controllerHeld = true
+	case "vacate":
+		e.store.controllerHeld = false
 	case "fence":
 		e.store.epoch++
 		e.store.epochVersion++
@@ -263,6 +268,36 @@ func (e *loopEnv) handle(t *testing.T, d *datadriven.TestData) string {
 				n, _ := strconv.Atoi(s)
 				st.s.ISR = append(st.s.ISR, int32(n))
 			}
+		}
+	case "alter":
+		var broker, p, le, version int
+		var name, isr string
+		epoch := -1
+		d.ScanArgs(t, "broker", &broker)
+		if d.HasArg("epoch") {
+			d.ScanArgs(t, "epoch", &epoch)
+		}
+		d.ScanArgs(t, "topic", &name)
+		d.ScanArgs(t, "p", &p)
+		d.ScanArgs(t, "leader_epoch", &le)
+		d.ScanArgs(t, "isr", &isr)
+		d.ScanArgs(t, "version", &version)
+		var ids []int32
+		for _, s := range strings.Split(isr, ",") {
+			n, _ := strconv.Atoi(s)
+			ids = append(ids, int32(n))
+		}
+		req := AlterRequest{Broker: int32(broker), BrokerEpoch: int64(epoch), Partitions: []AlterISR{{
+			Partition: PartitionID{name, int32(p)}, LeaderEpoch: int32(le), ISR: ids, PartitionEpoch: int32(version)}}}
+		var resp AlterResponse
+		async(func() { resp = e.c.AlterPartition(never, req) })
+		fmt.Fprintf(&e.out, "answer: error=%d\n", resp.Error)
+		for _, r := range resp.Results {
+			if r.Error != CodeNone {
+				fmt.Fprintf(&e.out, "  %s-%d error=%d\n", r.Partition.Topic, r.Partition.Partition, r.Error)
+				continue
+			}
+			fmt.Fprintf(&e.out, "  %s-%d %s (partition_epoch %d)\n", r.Partition.Topic, r.Partition.Partition, fmtState(r.State, true), r.PartitionEpoch)
 		}
 	case "state":
 		var ids []PartitionID

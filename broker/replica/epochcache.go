@@ -176,16 +176,21 @@ func (c *EpochCache) TruncateFromEnd(endOffset int64) error {
 	return c.flushLocked()
 }
 
-// flushLocked writes the file: temporary file, fsync, rename, directory
-// fsync. c.mu must be held (the write is small and rare: once per
-// leadership change).
+// flushLocked writes the file. c.mu must be held (the write is small
+// and rare: once per leadership change or epoch seen by a follower).
 func (c *EpochCache) flushLocked() error {
-	tmp := c.path + ".tmp"
+	return writeFileAtomic(c.path, []byte(formatCheckpoint(c.entries)))
+}
+
+// writeFileAtomic writes a checkpoint file whole: temporary file, fsync,
+// rename, directory fsync, so a crash leaves the old or the new file.
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}
-	_, err = f.WriteString(formatCheckpoint(c.entries))
+	_, err = f.Write(data)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -193,13 +198,13 @@ func (c *EpochCache) flushLocked() error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, c.path)
+		err = os.Rename(tmp, path)
 	}
 	if err != nil {
 		os.Remove(tmp)
 		return err
 	}
-	d, err := os.Open(filepath.Dir(c.path))
+	d, err := os.Open(filepath.Dir(path))
 	if err != nil {
 		return err
 	}

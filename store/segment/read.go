@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 )
 
@@ -81,17 +82,25 @@ func (r *FileRange) WriteTo(w io.Writer) (int64, error) {
 // NextOffset gives ErrOffsetOutOfRange. Read does not block appends;
 // Release the range when done.
 func (l *Log) Read(offset int64, maxBytes int) (FileRange, error) {
+	return l.ReadBelow(offset, maxBytes, math.MaxInt64)
+}
+
+// ReadBelow is Read of the batches that end below end only (a Kafka
+// leader's read for consumers, bounded by the high watermark): a batch
+// that holds end or any later offset is left out, and an offset at or
+// past end gives an empty range at offset.
+func (l *Log) ReadBelow(offset int64, maxBytes int, end int64) (FileRange, error) {
 	for {
-		r, retry, err := l.tryRead(offset, maxBytes)
+		r, retry, err := l.tryRead(offset, maxBytes, end)
 		if !retry {
 			return r, err
 		}
 	}
 }
 
-// tryRead is one attempt of Read over the current segment list; retry is
-// true if the list changed under it.
-func (l *Log) tryRead(offset int64, maxBytes int) (r FileRange, retry bool, err error) {
+// tryRead is one attempt of ReadBelow over the current segment list;
+// retry is true if the list changed under it.
+func (l *Log) tryRead(offset int64, maxBytes int, end int64) (r FileRange, retry bool, err error) {
 	segs := l.list()
 	next := segs[len(segs)-1].next.Load()
 	if l.closed.Load() {
@@ -102,6 +111,9 @@ func (l *Log) tryRead(offset int64, maxBytes int) (r FileRange, retry bool, err 
 	}
 	if offset == next {
 		return FileRange{BaseOffset: next, NextOffset: next}, false, nil
+	}
+	if offset >= end {
+		return FileRange{BaseOffset: offset, NextOffset: offset}, false, nil
 	}
 	if offset < segs[0].base {
 		return r, true, nil // the start moved up since segs was loaded
@@ -114,7 +126,21 @@ func (l *Log) tryRead(offset int64, maxBytes int) (r FileRange, retry bool, err 
 			return r, true, nil
 		}
 		limit := s.size.Load()
+		bounded := false
+		if end < s.next.Load() {
+			// Stop before the first batch that reaches end.
+			p, found, err := s.locate(h, end, limit)
+			if err != nil {
+				s.release()
+				return r, false, err
+			}
+			limit, bounded = p, found
+		}
 		pos, found, err := s.locate(h, offset, limit)
+		if err == nil && !found && bounded {
+			s.release()
+			return FileRange{BaseOffset: offset, NextOffset: offset}, false, nil
+		}
 		if err == nil && found {
 			base := BatchBaseOffset(h[:])
 			var end, after int64

@@ -29,7 +29,9 @@ func StartCluster(t testing.TB, n int, opts ...Option) *Cluster {
 		cl.Brokers = append(cl.Brokers, Start(t, o...))
 	}
 	for _, e := range cl.Brokers {
-		e.WaitBrokers(n)
+		if !e.unreachable {
+			e.WaitBrokers(n)
+		}
 	}
 	return cl
 }

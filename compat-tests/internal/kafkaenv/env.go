@@ -31,7 +31,9 @@ type Env struct {
 
 	b      *broker.Broker
 	served chan error
-	panics atomic.Int64
+	// unreachable: the controller cannot reach it (Unreachable).
+	unreachable bool
+	panics      atomic.Int64
 }
 
 // An Option adjusts how Start sets up a broker.
@@ -42,6 +44,15 @@ type options struct {
 	chroot       string // exact chroot (a cluster's brokers share one)
 	mods         []func(*broker.Config)
 	verboseLogs  bool
+	unreachable  func(*broker.Config) bool
+}
+
+// Unreachable names the brokers (by their config) that the controller
+// cannot reach on their inter-broker listener: they register, but never
+// get UpdateMetadata, so Start and StartCluster do not wait for their
+// Metadata to list themselves or the cluster.
+func Unreachable(pred func(*broker.Config) bool) Option {
+	return func(o *options) { o.unreachable = pred }
 }
 
 // VerboseLogs makes Logs capture the broker's INFO records too, with
@@ -81,6 +92,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 	for _, m := range o.mods {
 		m(&e.Config)
 	}
+	e.unreachable = o.unreachable != nil && o.unreachable(&e.Config)
 	e.Start()
 	t.Cleanup(e.Stop)
 	return e
@@ -116,7 +128,9 @@ func (e *Env) Start() {
 	go func() { e.served <- b.ServeListeners(ls) }()
 	e.waitAccepting()
 	e.waitRegistered(registered)
-	e.waitListed()
+	if !e.unreachable {
+		e.waitListed()
+	}
 }
 
 // waitListed waits up to 10 s until the broker's Metadata lists the

@@ -1,0 +1,412 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Position is where a follower partition's next fetch starts: what the
+// fetcher puts in the Fetch request (v12+ fields included).
+type Position struct {
+	TopicID     [16]byte
+	LeaderEpoch int32 // the leader epoch followed (current_leader_epoch)
+	LEO         int64 // fetch_offset
+	LastEpoch   int32 // last_fetched_epoch: the epoch of the last batch
+	LogStart    int64 // log_start_offset
+	HW          int64
+}
+
+// ErrStale is a Local's answer when it no longer follows the leader in
+// the epoch a fetch was made in: the fetched data is dropped.
+var ErrStale = errors.New("replica: no longer a follower in that leader epoch")
+
+// Local is a follower partition, as its fetcher sees it. Every method
+// that changes the log takes the leader epoch the fetch was built in and
+// returns ErrStale when the partition has since become a leader or
+// follows a newer epoch, so that a fetch in flight during a leadership
+// change cannot touch a leader's log.
+type Local interface {
+	// Position reports where to fetch; ok is false when the partition no
+	// longer follows.
+	Position() (pos Position, ok bool)
+	// Append appends the leader's batches at their offsets and takes the
+	// high watermark min(leaderHW, log end).
+	Append(epoch int32, batches []byte, leaderHW, leaderStart int64) error
+	// Truncate cuts the log to offset (keeping what is below it).
+	Truncate(epoch int32, offset int64) error
+	// Reset empties the log and restarts it at offset.
+	Reset(epoch int32, offset int64) error
+	// Epochs is the partition's leader epoch cache.
+	Epochs() *EpochCache
+}
+
+// FetcherConfig is the fetchers' part of the broker's configuration.
+type FetcherConfig struct {
+	Self             int32         // this broker's id: the fetches' replica_id
+	WaitMax          time.Duration // replica.fetch.wait.max.ms
+	Backoff          time.Duration // replica.fetch.backoff.ms
+	MaxBytes         int32         // replica.fetch.max.bytes, per partition
+	ResponseMaxBytes int32         // replica.fetch.response.max.bytes
+	// Addr is where broker id is reached on the inter-broker listener.
+	Addr func(id int32) (string, bool)
+	// ClientOpts are added to the fetchers' kgo clients (TLS).
+	ClientOpts []kgo.Opt
+	// Go starts a tracked goroutine (false once the broker shuts down).
+	Go  func(name string, fn func()) bool
+	Log *slog.Logger
+}
+
+// Fetchers are the follower fetchers: one goroutine per leader broker,
+// each fetching every partition this broker follows on that leader
+// (Kafka's ReplicaFetcherManager with num.replica.fetchers=1).
+type Fetchers struct {
+	cfg    FetcherConfig
+	ctx    context.Context
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	// byLeader: the fetcher of each leader that has partitions or had.
+	byLeader map[int32]*fetcher
+	// leaderOf: which fetcher holds each followed partition.
+	leaderOf map[TopicPartition]int32
+	stopped  bool
+}
+
+// NewFetchers returns fetchers that run until Stop.
+func NewFetchers(cfg FetcherConfig) *Fetchers {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Fetchers{cfg: cfg, ctx: ctx, cancel: cancel, byLeader: map[int32]*fetcher{}, leaderOf: map[TopicPartition]int32{}}
+}
+
+// Follow makes tp fetched from leader (moving it off another leader's
+// fetcher). A partition already followed on that leader is replaced.
+func (fs *Fetchers) Follow(leader int32, tp TopicPartition, l Local) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.stopped {
+		return
+	}
+	if old, ok := fs.leaderOf[tp]; ok && old != leader {
+		fs.byLeader[old].remove(tp)
+	}
+	f := fs.byLeader[leader]
+	if f == nil {
+		f = &fetcher{fs: fs, leader: leader, parts: map[TopicPartition]*fetchEntry{}, wake: make(chan struct{}, 1)}
+		if !fs.cfg.Go("replica-fetcher", f.run) {
+			return
+		}
+		fs.byLeader[leader] = f
+	}
+	fs.leaderOf[tp] = leader
+	f.add(tp, l)
+}
+
+// Unfollow stops fetching tp.
+func (fs *Fetchers) Unfollow(tp TopicPartition) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if old, ok := fs.leaderOf[tp]; ok {
+		fs.byLeader[old].remove(tp)
+		delete(fs.leaderOf, tp)
+	}
+}
+
+// Stop ends every fetcher (the broker's Shutdown; the goroutines are the
+// broker's tracked ones and end on their own).
+func (fs *Fetchers) Stop() {
+	fs.mu.Lock()
+	fs.stopped = true
+	fs.mu.Unlock()
+	fs.cancel()
+}
+
+// fetchEntry is one followed partition of a fetcher.
+type fetchEntry struct {
+	local Local
+	// delayUntil: the partition is left out of fetches until then
+	// (after an error, replica.fetch.backoff.ms).
+	delayUntil time.Time
+}
+
+// fetcher fetches from one leader broker.
+type fetcher struct {
+	fs     *Fetchers
+	leader int32
+	mu     sync.Mutex
+	parts  map[TopicPartition]*fetchEntry
+	wake   chan struct{} // a partition was added
+
+	// client is the kgo client of the leader at clientAddr (owned by run).
+	client     *kgo.Client
+	clientAddr string
+}
+
+func (f *fetcher) add(tp TopicPartition, l Local) {
+	f.mu.Lock()
+	f.parts[tp] = &fetchEntry{local: l}
+	f.mu.Unlock()
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (f *fetcher) remove(tp TopicPartition) {
+	f.mu.Lock()
+	delete(f.parts, tp)
+	f.mu.Unlock()
+}
+
+// run is the fetcher's loop: build a fetch of the partitions not backing
+// off, send it, apply the answer; sleep when there is nothing to fetch.
+func (f *fetcher) run() {
+	defer func() {
+		if f.client != nil {
+			f.client.Close()
+		}
+	}()
+	for f.fs.ctx.Err() == nil {
+		req, locals, next := f.build(time.Now())
+		if req == nil {
+			f.idle(next)
+			continue
+		}
+		resp, err := f.send(req)
+		if err != nil {
+			if f.fs.ctx.Err() == nil {
+				f.fs.cfg.Log.Debug("replica fetch failed", "leader", f.leader, "err", err)
+				f.closeClient()
+				f.sleep(f.fs.cfg.Backoff)
+			}
+			continue
+		}
+		f.apply(resp, locals)
+	}
+}
+
+// idle waits for a new partition, for the first backoff to end (next,
+// zero: none), or for Stop.
+func (f *fetcher) idle(next time.Time) {
+	d := time.Hour
+	if !next.IsZero() {
+		d = max(time.Until(next), time.Millisecond)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-f.wake:
+	case <-t.C:
+	case <-f.fs.ctx.Done():
+	}
+}
+
+func (f *fetcher) sleep(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-f.fs.ctx.Done():
+	}
+}
+
+// fetched is what a request asked for one partition.
+type fetched struct {
+	tp    TopicPartition
+	local Local
+	pos   Position
+}
+
+// build makes the next Fetch (nil when no partition is ready; next is
+// then when the first backoff ends).
+func (f *fetcher) build(now time.Time) (*kmsg.FetchRequest, map[[16]byte]map[int32]fetched, time.Time) {
+	cfg := &f.fs.cfg
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID = cfg.Self
+	req.MaxWaitMillis = int32(cfg.WaitMax / time.Millisecond)
+	req.MinBytes = 1
+	req.MaxBytes = cfg.ResponseMaxBytes
+	req.SessionEpoch = -1 // no fetch session (KIP-227): full fetches
+	locals := map[[16]byte]map[int32]fetched{}
+	topics := map[[16]byte]int{}
+	var next time.Time
+	for tp, e := range f.parts {
+		if now.Before(e.delayUntil) {
+			if next.IsZero() || e.delayUntil.Before(next) {
+				next = e.delayUntil
+			}
+			continue
+		}
+		pos, ok := e.local.Position()
+		if !ok {
+			continue
+		}
+		i, ok := topics[pos.TopicID]
+		if !ok {
+			i = len(req.Topics)
+			topics[pos.TopicID] = i
+			t := kmsg.NewFetchRequestTopic()
+			t.Topic, t.TopicID = tp.Topic, pos.TopicID
+			req.Topics = append(req.Topics, t)
+			locals[pos.TopicID] = map[int32]fetched{}
+		}
+		p := kmsg.NewFetchRequestTopicPartition()
+		p.Partition, p.CurrentLeaderEpoch, p.FetchOffset = tp.Partition, pos.LeaderEpoch, pos.LEO
+		p.LastFetchedEpoch, p.LogStartOffset, p.PartitionMaxBytes = pos.LastEpoch, pos.LogStart, cfg.MaxBytes
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
+		locals[pos.TopicID][tp.Partition] = fetched{tp: tp, local: e.local, pos: pos}
+	}
+	if len(req.Topics) == 0 {
+		return nil, nil, next
+	}
+	return req, locals, next
+}
+
+// send sends req to the leader's inter-broker listener.
+func (f *fetcher) send(req kmsg.Request) (kmsg.Response, error) {
+	addr, ok := f.fs.cfg.Addr(f.leader)
+	if !ok {
+		return nil, errors.New("leader not registered")
+	}
+	if f.client == nil || f.clientAddr != addr {
+		f.closeClient()
+		opts := append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID("zkafka-replica-fetcher"),
+			kgo.DialTimeout(5 * time.Second), kgo.RequestRetries(0)}, f.fs.cfg.ClientOpts...)
+		cl, err := kgo.NewClient(opts...)
+		if err != nil {
+			return nil, err
+		}
+		f.client, f.clientAddr = cl, addr
+	}
+	ctx, cancel := context.WithTimeout(f.fs.ctx, f.fs.cfg.WaitMax+30*time.Second)
+	defer cancel()
+	return f.client.SeedBrokers()[0].Request(ctx, req)
+}
+
+func (f *fetcher) closeClient() {
+	if f.client != nil {
+		f.client.Close()
+		f.client, f.clientAddr = nil, ""
+	}
+}
+
+// apply hands each partition's answer to its Local.
+func (f *fetcher) apply(kresp kmsg.Response, locals map[[16]byte]map[int32]fetched) {
+	resp, ok := kresp.(*kmsg.FetchResponse)
+	if !ok {
+		return
+	}
+	if resp.ErrorCode != 0 {
+		f.backoffAll(locals)
+		return
+	}
+	for _, rt := range resp.Topics {
+		byPart := locals[rt.TopicID]
+		for i := range rt.Partitions {
+			rp := &rt.Partitions[i]
+			fd, ok := byPart[rp.Partition]
+			if !ok {
+				continue
+			}
+			if err := f.applyPartition(fd, rp); err != nil {
+				// Leadership changes bring stale answers and partition
+				// errors (logged at debug level); others are worth a warning.
+				if !errors.Is(err, ErrStale) && !errors.Is(err, errBackoff) {
+					f.fs.cfg.Log.Warn("replica fetch", "topic", fd.tp.Topic, "partition", fd.tp.Partition,
+						"leader", f.leader, "err", err)
+				}
+				f.backoff(fd.tp)
+			}
+		}
+	}
+}
+
+// Kafka error codes the fetcher acts on.
+const (
+	codeOffsetOutOfRange = 1
+)
+
+// errBackoff marks a partition error answered by backing off.
+var errBackoff = errors.New("replica: partition error; backing off")
+
+func (f *fetcher) applyPartition(fd fetched, rp *kmsg.FetchResponseTopicPartition) error {
+	l, epoch := fd.local, fd.pos.LeaderEpoch
+	switch rp.ErrorCode {
+	case 0:
+	case codeOffsetOutOfRange:
+		return f.outOfRange(fd)
+	default:
+		// NOT_LEADER_OR_FOLLOWER, FENCED/UNKNOWN_LEADER_EPOCH, ...: the
+		// state watch brings the new leadership; wait a backoff.
+		f.fs.cfg.Log.Debug("replica fetch partition error", "topic", fd.tp.Topic, "partition", fd.tp.Partition, "code", rp.ErrorCode)
+		return errBackoff
+	}
+	if de := rp.DivergingEpoch; de.EndOffset >= 0 || de.Epoch >= 0 {
+		off, _ := TruncationOffset(l.Epochs(), de.Epoch, de.EndOffset, fd.pos.LEO, fd.pos.HW)
+		f.fs.cfg.Log.Info("follower log diverged from the leader's; truncating", "topic", fd.tp.Topic,
+			"partition", fd.tp.Partition, "diverging_epoch", de.Epoch, "leader_end_offset", de.EndOffset, "truncate_to", off)
+		return l.Truncate(epoch, off)
+	}
+	return l.Append(epoch, rp.RecordBatches, rp.HighWatermark, rp.LogStartOffset)
+}
+
+// outOfRange asks the leader for its log start and end and truncates or
+// resets as OutOfRange says.
+func (f *fetcher) outOfRange(fd fetched) error {
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.ReplicaID = f.fs.cfg.Self
+	t := kmsg.NewListOffsetsRequestTopic()
+	t.Topic = fd.tp.Topic
+	for _, ts := range []int64{-2, -1} {
+		p := kmsg.NewListOffsetsRequestTopicPartition()
+		p.Partition, p.CurrentLeaderEpoch, p.Timestamp = fd.tp.Partition, fd.pos.LeaderEpoch, ts
+		t.Partitions = append(t.Partitions, p)
+	}
+	req.Topics = append(req.Topics, t)
+	kresp, err := f.send(req)
+	if err != nil {
+		return err
+	}
+	resp := kresp.(*kmsg.ListOffsetsResponse)
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 2 {
+		return errors.New("replica: short ListOffsets answer")
+	}
+	ps := resp.Topics[0].Partitions
+	if ps[0].ErrorCode != 0 || ps[1].ErrorCode != 0 {
+		return errBackoff
+	}
+	truncateTo, startAt, _ := OutOfRange(fd.pos.LEO, ps[0].Offset, ps[1].Offset)
+	log := f.fs.cfg.Log.With("topic", fd.tp.Topic, "partition", fd.tp.Partition, "log_end_offset", fd.pos.LEO,
+		"leader_log_start", ps[0].Offset, "leader_log_end", ps[1].Offset)
+	switch {
+	case truncateTo >= 0:
+		log.Info("follower ahead of the leader's log end; truncating")
+		return fd.local.Truncate(fd.pos.LeaderEpoch, truncateTo)
+	case startAt >= 0:
+		log.Info("follower behind the leader's log start; emptying its log to start there")
+		return fd.local.Reset(fd.pos.LeaderEpoch, startAt)
+	}
+	return errBackoff
+}
+
+func (f *fetcher) backoff(tp TopicPartition) {
+	f.mu.Lock()
+	if e := f.parts[tp]; e != nil {
+		e.delayUntil = time.Now().Add(f.fs.cfg.Backoff)
+	}
+	f.mu.Unlock()
+}
+
+func (f *fetcher) backoffAll(locals map[[16]byte]map[int32]fetched) {
+	for _, m := range locals {
+		for _, fd := range m {
+			f.backoff(fd.tp)
+		}
+	}
+}
