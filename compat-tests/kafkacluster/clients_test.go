@@ -1,4 +1,4 @@
-//go:build compat && cluster
+//go:build compat
 
 package kafkacluster
 

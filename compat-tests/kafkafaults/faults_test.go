@@ -1,5 +1,3 @@
-//go:build cluster
-
 package kafkafaults
 
 import (
