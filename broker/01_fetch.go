@@ -196,7 +196,7 @@ func (c *conn) fetchPartition(req *kproto.FetchRequest, t *topic, rp *kproto.Fet
 	// Consumers read up to the high watermark, followers to the log end.
 	bound := hw
 	if follower {
-		part.followerFetched(req.ReplicaID, rp.FetchOffset, time.Now())
+		part.followerFetched(req.ReplicaID, rp.FetchOffset, rp.LogStartOffset, time.Now())
 		hw = part.highWatermark()
 		r.HighWatermark, r.LastStableOffset = hw, hw
 		bound = leo

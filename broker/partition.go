@@ -69,6 +69,9 @@ type partition struct {
 		// leader is the ISR and the followers' positions; nil unless
 		// role == roleLeader.
 		leader *replica.LeaderState
+		// followerStarts are the followers' log start offsets from
+		// their fetches while this broker leads (delete_records.go).
+		followerStarts map[int32]int64
 	}
 }
 

@@ -66,6 +66,7 @@ func (p *partition) makeLeaderLocked(st partState, now time.Time) error {
 	p.mu.role, p.mu.leaderID = roleLeader, p.self
 	p.mu.isr, p.mu.partitionEpoch = slices.Clone(st.isr), st.zkVersion
 	p.mu.leader = replica.NewLeaderState(p.self, st.replicas, st.isr, p.hw.Load(), leo, now)
+	p.mu.followerStarts = map[int32]int64{}
 	p.advanceLocked()
 	p.wakeLocked()
 	return nil
@@ -128,16 +129,18 @@ func (p *partition) advanceLocked() {
 }
 
 // followerFetched records a follower's fetch at fetchOffset (its log end
-// offset) on the leader: it may move the high watermark and ask for the
+// offset) with its log start logStart on the leader: it may move the high
+// watermark, the low watermark a DeleteRecords waits for, and ask for the
 // follower's return to the ISR. ok is false when this broker no longer
 // leads, or id is not a replica.
-func (p *partition) followerFetched(id int32, fetchOffset int64, now time.Time) (ok bool) {
+func (p *partition) followerFetched(id int32, fetchOffset, logStart int64, now time.Time) (ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	ls := p.mu.leader
 	if p.mu.role != roleLeader || ls == nil || !ls.UpdateFollower(id, fetchOffset, p.log.NextOffset(), now) {
 		return false
 	}
+	p.followerStartLocked(id, logStart)
 	p.advanceLocked()
 	if ls.Pending == nil {
 		if add := ls.CaughtUp(); len(add) > 0 {

@@ -105,14 +105,14 @@ func TestAcksAllWaits(t *testing.T) {
 		t.Fatalf("no follower fetched: %d, want REQUEST_TIMED_OUT", code)
 	}
 	ch := wait(end, 2, time.Minute)
-	part.followerFetched(1, end, time.Now())
-	part.followerFetched(2, end, time.Now())
+	part.followerFetched(1, end, 0, time.Now())
+	part.followerFetched(2, end, 0, time.Now())
 	if code := <-ch; code != kproto.CodeNone {
 		t.Fatalf("all fetched: %d", code)
 	}
 	end = appendOne()
 	ch = wait(end, 2, time.Minute)
-	part.followerFetched(1, end, time.Now())
+	part.followerFetched(1, end, 0, time.Now())
 	part.isrAnswered(1, nil, []int32{0}, 2, false) // the controller took 1 and 2 out
 	if code := <-ch; code != kproto.CodeNotEnoughReplicasAfterAppend {
 		t.Fatalf("ISR shrank to the leader: %d, want NOT_ENOUGH_REPLICAS_AFTER_APPEND", code)
