@@ -35,6 +35,13 @@ const (
 	KeyDescribeCluster      int16 = 60
 )
 
+// Admin keys of the log and its replicas.
+const (
+	KeyDescribeLogDirs         int16 = 35
+	KeyDescribeProducers       int16 = 61
+	KeyDescribeTopicPartitions int16 = 75
+)
+
 // The config-altering keys, in their own block so the table above keeps
 // its alignment.
 const (
