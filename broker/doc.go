@@ -16,7 +16,7 @@
 //
 // # Files
 //
-//	NN_name.go      one file per API key (00_produce.go ... 60_describe_cluster.go), each
+//	NN_name.go      one file per API key (00_produce.go ... 75_describe_topic_partitions.go), each
 //	                opening with its version notes and registering its range (regKey)
 //	registry.go     the registry, dispatch rules, ApiVersions' table
 //	server.go       Broker, New/Serve/Shutdown, one accept loop per listener, tracked goroutines
@@ -46,6 +46,8 @@
 //	replica/        package replica: leader epoch cache, ISR and high watermark rules,
 //	                truncation rules, follower fetchers, replication-offset-checkpoint
 //	producers.go    idempotent producer sequence tracking
+//	delete_records.go  DeleteRecords on a partition: the leader's log start, the followers'
+//	                log starts from their fetches, the low watermark the answer waits for
 //	min_isr.go      min.insync.replicas: NOT_ENOUGH_REPLICAS before an acks=all append
 //	cluster.go      the broker's view of ZooKeeper: topics and their open partitions
 //	metadata_cache.go  what the controller's UpdateMetadata said; Metadata answers from it
