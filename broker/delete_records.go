@@ -21,7 +21,7 @@ const deleteRecordsHighWatermark = -1
 // fetch; -1 when the fetch version has none) and wakes a waiting
 // DeleteRecords when it moved. p.mu must be held.
 func (p *partition) followerStartLocked(id int32, start int64) {
-	if p.mu.followerStarts == nil || start < 0 || p.mu.followerStarts[id] == start {
+	if cur, ok := p.mu.followerStarts[id]; p.mu.followerStarts == nil || start < 0 || (ok && cur == start) {
 		return
 	}
 	p.mu.followerStarts[id] = start
