@@ -225,9 +225,24 @@ func batchesOf(t *testing.T, e *kafkaenv.Env, topic string) map[int64]kproto.Bat
 	return out
 }
 
-// readFrom reads topic-0 from the start through broker id (the leader).
+// readFrom reads topic-0 from the start through broker id (the leader),
+// once the broker's metadata leads its clients to a live leader (after a
+// failover it may still name the stopped one for a moment).
 func readFrom(t *testing.T, cl *kafkaenv.Cluster, id int32, topic string) []*kgo.Record {
-	return readAll(t, cl.Broker(id), topic)
+	t.Helper()
+	e := cl.Broker(id)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		ends, err := e.Admin().ListEndOffsets(ctxT(t), topic)
+		if err == nil {
+			if o, ok := ends.Lookup(topic, 0); ok && o.Err == nil {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("broker %d: no end offset of %s-0: %v", id, topic, err)
+		}
+	}
+	return readAll(t, e, topic)
 }
 
 func has(recs []*kgo.Record, off int64) bool {
