@@ -30,10 +30,11 @@ import (
 // batches at their offsets and rejoins the ISR. The leader and the other
 // follower are then stopped in turn and each new leader (the follower
 // last) gives a consumer the latest value of every key and none of a
-// deleted key. At the end the stopped follower's log holds only offsets
-// the producer was given, none at its old log end, and the same record
-// at each offset the leader still holds, with the same batch bytes where
-// the leader did not clean that batch again.
+// deleted key. At the end the stopped follower's log ends where the
+// leader's does and holds only offsets the producer was given, none at
+// its old log end, and the same record at each offset the leader still
+// holds, with the same batch bytes where the leader did not clean that
+// batch again.
 func TestCompactionWithFollowers(t *testing.T) {
 	cl := kafkaenv.StartCluster(t, 3, kafkaenv.Configure(fastCleaner, func(c *broker.Config) {
 		c.Replication.LagTimeMax = 3 * time.Second
@@ -130,8 +131,11 @@ func TestCompactionWithFollowers(t *testing.T) {
 		}
 	}
 	cl.Broker(behind).Stop()
-	fb := batchesOf(t, cl.Broker(behind), topic)
-	lb := batchesOf(t, cl.Broker(leader), topic)
+	fb, fend := batchesOf(t, cl.Broker(behind), topic)
+	lb, lend := batchesOf(t, cl.Broker(leader), topic)
+	if fend != lend {
+		t.Fatalf("follower's log ends at %d, the leader's at %d", fend, lend)
+	}
 	checkFollowerLog(t, fb, lb, offsets, oldEnd)
 }
 
@@ -194,8 +198,9 @@ func recordsOf(t *testing.T, b kproto.Batch) map[int64]string {
 }
 
 // batchesOf reads every batch of a stopped broker's replica of topic-0
-// by base offset, checking that offsets strictly increase.
-func batchesOf(t *testing.T, e *kafkaenv.Env, topic string) map[int64]kproto.Batch {
+// by base offset, checking that offsets strictly increase, and its log
+// end offset.
+func batchesOf(t *testing.T, e *kafkaenv.Env, topic string) (map[int64]kproto.Batch, int64) {
 	t.Helper()
 	l, err := segment.Open(filepath.Join(e.Config.LogDirs[0], topic+"-0"), segment.Options{})
 	if err != nil {
@@ -222,7 +227,7 @@ func batchesOf(t *testing.T, e *kafkaenv.Env, topic string) map[int64]kproto.Bat
 			out[b.BaseOffset()] = slices.Clone(b)
 		}
 	}
-	return out
+	return out, l.NextOffset()
 }
 
 // readFrom reads topic-0 from the start through broker id (the leader),
