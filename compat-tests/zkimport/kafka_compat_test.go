@@ -96,9 +96,17 @@ func TestKafkaMetadataSurvivesImport(t *testing.T) {
 	}
 	defer cl.Close()
 	adm = kadm.NewClient(cl)
-	topics, err := adm.ListTopics(ctx, "moved")
-	if err != nil || topics["moved"].Err != nil || len(topics["moved"].Partitions) != 3 {
-		t.Fatalf("topic after the import: %+v, %v", topics, err)
+	// Metadata answers from the controller's UpdateMetadata, which follows
+	// the broker's start (as Kafka's brokers answer until it arrives).
+	var topics kadm.TopicDetails
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		topics, err = adm.ListTopics(ctx, "moved")
+		if err == nil && topics["moved"].Err == nil && len(topics["moved"].Partitions) == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("topic after the import: %+v, %v", topics, err)
+		}
 	}
 	got, err := adm.FetchOffsets(ctx, "moved-group")
 	if err != nil {
