@@ -179,6 +179,9 @@ func (c *Config) checkListeners() (key string, err error) {
 			}
 		}
 	}
+	if _, err := c.interBrokerSASL(); err != nil {
+		return "", err
+	}
 	for _, a := range c.AdvertisedListeners {
 		name, _, err := parseListener(a)
 		if err != nil {

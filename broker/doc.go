@@ -27,7 +27,9 @@
 //	                sasl_conn.go the authentication of a connection (SaslHandshake,
 //	                SaslAuthenticate, KIP-368 re-authentication), sasl_plain.go PLAIN,
 //	                sasl_scram.go SCRAM-SHA-256/512 (github.com/xdg-go/scram);
-//	                config_sasl.go their keys and the JAAS config (internal/jaas)
+//	                config_sasl.go their keys and the JAAS config (internal/jaas);
+//	                interbroker_sasl.go the broker's own login on a SASL inter-broker
+//	                listener and the kgo options of all its clients of other brokers
 //	scram_store.go  the SCRAM credentials in /config/users, the broker's cache of them
 //	config_zkclient.go  the ZooKeeper session's TLS, SASL and secure ACLs (zookeeper.set.acl,
 //	                zookeeper.ssl.*, the JAAS Client section; zkmeta.DialSecure)
