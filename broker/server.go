@@ -68,8 +68,9 @@ type Broker struct {
 	// watermark checkpoints (replication.go).
 	repl replication
 
-	// tlsCfg serves the SSL listeners (nil without one; tls.go).
-	tlsCfg *tls.Config
+	// tlsCfgs serve the SSL and SASL_SSL listeners, by listener name
+	// (tls.go).
+	tlsCfgs map[string]*tls.Config
 	// sasl are the SASL listeners, by name (sasl.go); scram the SCRAM
 	// credentials (scram_store.go).
 	sasl  map[string]*saslListener
@@ -235,7 +236,7 @@ func (b *Broker) ServeListeners(ls []net.Listener) error {
 func (b *Broker) acceptLoop(l net.Listener, e listenerEntry) error {
 	handle := func(nc net.Conn) { b.serveConn(nc, e.name, false) }
 	if isTLSProtocol(e.protocol) {
-		handle = func(nc net.Conn) { b.serveConn(tls.Server(nc, b.tlsCfg), e.name, true) }
+		handle = func(nc net.Conn) { b.serveConn(tls.Server(nc, b.tlsCfgs[e.name]), e.name, true) }
 	}
 	err := accept.Loop(l, b.done, b.log, "kafka "+e.name, handle)
 	if err == accept.ErrClosed {
