@@ -93,14 +93,15 @@ func internalClient(t *testing.T, cl *kafkaenv.Cluster, p *pki, opts ...kgo.Opt)
 // controller's requests, the followers' fetches and AlterPartition log in
 // as admin (a super user), so an RF 3 topic gets all three replicas in
 // sync under acks=all, and when its leader stops, another broker leads
-// and takes acks=all writes, and every record reads back. Without the
+// and takes acks=all writes (its ControlledShutdown succeeded), it
+// rejoins the ISR when it returns, and every record reads back. Without the
 // inter-broker login the brokers never see each other (the controller's
 // UpdateMetadata is refused).
 func TestInterBrokerSCRAMOverSSL(t *testing.T) {
 	p := newPKI(t)
 	chroot := kafkaenv.RandomChroot("ibsasl-")
 	seedSCRAM(t, chroot, "admin", "admin-secret")
-	cl := kafkaenv.StartCluster(t, 3, kafkaenv.Chroot(chroot), interBrokerSCRAM(t, p, "admin-secret"))
+	cl := kafkaenv.StartCluster(t, 3, kafkaenv.Chroot(chroot), interBrokerSCRAM(t, p, "admin-secret"), kafkaenv.VerboseLogs())
 	c := internalClient(t, cl, p, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic("ib-r3"),
 		kgo.RecordDeliveryTimeout(40*time.Second))
 	ctx := kafkaenv.Context(t, 90*time.Second)
@@ -132,7 +133,22 @@ func TestInterBrokerSCRAMOverSSL(t *testing.T) {
 			t.Fatalf("no new leader after broker %d stopped: %+v %v", old, td["ib-r3"].Partitions, err)
 		}
 	}
+	if cl.Broker(old).Logs.Count("INFO controlled shutdown succeeded") != 1 {
+		t.Errorf("broker %d's ControlledShutdown did not succeed: %q", old, cl.Broker(old).Logs.All())
+	}
 	produce(20, 40)
+	// The old leader returns as a follower; the leader's AlterPartition
+	// (to the controller, over SASL_SSL) puts it back in the ISR.
+	cl.Broker(old).Start()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		td, err = adm.ListTopics(ctx, "ib-r3")
+		if err == nil && len(td["ib-r3"].Partitions[0].ISR) == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("broker %d never rejoined the ISR: %+v %v", old, td["ib-r3"].Partitions, err)
+		}
+	}
 	cons := internalClient(t, cl, p, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"ib-r3": {0: kgo.NewOffset().AtStart()}}))
 	var got []string
 	for len(got) < 40 && ctx.Err() == nil {
