@@ -186,3 +186,29 @@ func TestInterBrokerWrongPassword(t *testing.T) {
 		}
 	}
 }
+
+// TestInterBrokerNotSuperUser: with the authorizer on and the brokers'
+// user not in super.users, the login succeeds but the controller's
+// requests are refused with CLUSTER_AUTHORIZATION_FAILED, as in Kafka.
+func TestInterBrokerNotSuperUser(t *testing.T) {
+	p := newPKI(t)
+	chroot := kafkaenv.RandomChroot("ibsasl-")
+	seedSCRAM(t, chroot, "admin", "admin-secret")
+	e := kafkaenv.Start(t, kafkaenv.Chroot(chroot), interBrokerSCRAM(t, p, "admin-secret"),
+		kafkaenv.Configure(func(c *broker.Config) { c.Authz.SuperUsers = []string{"User:someone-else"} }), kafkaenv.VerboseLogs(),
+		kafkaenv.Unreachable(func(*broker.Config) bool { return true }))
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		for _, l := range e.Logs.All() {
+			if strings.HasPrefix(l, "WARN controller: request refused") {
+				if !strings.Contains(l, "CLUSTER_AUTHORIZATION_FAILED") {
+					t.Fatalf("refused for another reason: %q", l)
+				}
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			all := e.Logs.All()
+			t.Fatalf("the controller's requests were not refused; the last lines: %q", all[max(0, len(all)-3):])
+		}
+	}
+}
