@@ -108,7 +108,7 @@ func (s *SASLConfig) loginOf(name, mech, class string) (user, pass string, err e
 // SASL_SSL, with the keystore's certificate as the client's and the
 // truststore's CAs (none: the system's), the server name checked as
 // Kafka's ssl.endpoint.identification.algorithm=https does; and the SASL
-// login when it is SASL_PLAINTEXT or SASL_SSL (New checked the config).
+// login when it is SASL_PLAINTEXT or SASL_SSL (b.interBrokerMech, made by New).
 func (b *Broker) interBrokerClientOpts() []kgo.Opt {
 	var opts []kgo.Opt
 	proto, err := b.cfg.listenerProtocol(b.cfg.interBrokerListener())
@@ -118,8 +118,8 @@ func (b *Broker) interBrokerClientOpts() []kgo.Opt {
 	if cfg := b.interBrokerTLS(); isTLSProtocol(proto) && cfg != nil {
 		opts = append(opts, kgo.DialTLSConfig(cfg))
 	}
-	if m, err := b.cfg.interBrokerSASL(); err == nil && m != nil {
-		opts = append(opts, kgo.SASL(m))
+	if b.interBrokerMech != nil {
+		opts = append(opts, kgo.SASL(b.interBrokerMech))
 	}
 	return opts
 }

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/zkafka/zkafka/broker/controller"
 	"github.com/zkafka/zkafka/broker/zkmeta"
 	"github.com/zkafka/zkafka/internal/accept"
@@ -71,6 +72,9 @@ type Broker struct {
 	// tlsCfgs serve the SSL and SASL_SSL listeners, by listener name
 	// (tls.go).
 	tlsCfgs map[string]*tls.Config
+	// interBrokerMech is this broker's SASL login to other brokers (nil
+	// unless the inter-broker listener is SASL; interbroker_sasl.go).
+	interBrokerMech sasl.Mechanism
 	// sasl are the SASL listeners, by name (sasl.go); scram the SCRAM
 	// credentials (scram_store.go).
 	sasl  map[string]*saslListener
@@ -126,6 +130,10 @@ func New(cfg Config, log *slog.Logger) (*Broker, error) {
 		return nil, err
 	}
 	if err := b.initSASL(); err != nil {
+		return nil, err
+	}
+	var err error
+	if b.interBrokerMech, err = cfg.interBrokerSASL(); err != nil {
 		return nil, err
 	}
 	b.scram = newScramStore(b)
