@@ -32,6 +32,10 @@ type Config struct {
 	ListenerProtocols map[string]string
 	// SSL is the ssl.* keys of the SSL and SASL_SSL listeners (config_tls.go).
 	SSL SSLConfig
+	// ListenerSSL is the listener.name.x.ssl.* keys: by upper-case
+	// listener name, each ssl.* key's value for that listener, over SSL's
+	// (config_listener_ssl.go).
+	ListenerSSL map[string]map[string]string
 	// SASL is the SASL keys of the SASL_PLAINTEXT and SASL_SSL listeners
 	// (config_sasl.go).
 	SASL SASLConfig
@@ -281,6 +285,9 @@ func applyOtherProperty(cfg *Config, p properties.Property, log *slog.Logger) er
 		return err
 	}
 	if ok, err := cfg.SSL.parseProperty(k, v); ok {
+		return err
+	}
+	if ok, err := cfg.parseListenerSSL(k, v); ok {
 		return err
 	}
 	if ok, err := cfg.Authz.parseProperty(k, v); ok {

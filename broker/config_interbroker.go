@@ -15,6 +15,10 @@ type InterBrokerConfig struct {
 	// listener named after SecurityProtocol, as Kafka.
 	ListenerName     string
 	SecurityProtocol string // security.inter.broker.protocol (PLAINTEXT)
+	// SASLMechanism is sasl.mechanism.inter.broker.protocol (GSSAPI, which
+	// zkafka refuses when the inter-broker listener is SASL): what this
+	// broker's own clients log in with (interbroker_sasl.go).
+	SASLMechanism string
 
 	// ControlledShutdown is controlled.shutdown.enable (true): Shutdown
 	// first asks the controller to move leadership off this broker.
@@ -28,7 +32,7 @@ type InterBrokerConfig struct {
 
 // DefaultInterBrokerConfig is Kafka's defaults.
 func DefaultInterBrokerConfig() InterBrokerConfig {
-	return InterBrokerConfig{SecurityProtocol: "PLAINTEXT", ControlledShutdown: true,
+	return InterBrokerConfig{SecurityProtocol: "PLAINTEXT", SASLMechanism: "GSSAPI", ControlledShutdown: true,
 		ControlledShutdownMaxRetries: 3, ControlledShutdownRetryBackoff: 5 * time.Second}
 }
 
@@ -38,6 +42,8 @@ func (c *InterBrokerConfig) parseProperty(k, v string) (ok bool, err error) {
 		c.ListenerName = strings.ToUpper(v)
 	case "security.inter.broker.protocol":
 		c.SecurityProtocol = strings.ToUpper(v)
+	case "sasl.mechanism.inter.broker.protocol":
+		c.SASLMechanism = v
 	case "controlled.shutdown.enable":
 		c.ControlledShutdown, err = strconv.ParseBool(v)
 	case "controlled.shutdown.max.retries":

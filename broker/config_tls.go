@@ -9,16 +9,29 @@ import (
 // SSLConfig is the broker's ssl.* keys, as Kafka's SslConfigs has them:
 // the keystore holding the broker's certificate and key, the truststore
 // holding the CAs client certificates are checked against, and the
-// handshake's rules. It applies to every SSL and SASL_SSL listener (per-listener
-// listener.name.X.ssl.* overrides are not read yet).
+// handshake's rules. It applies to every SSL and SASL_SSL listener, each
+// key overridden for listener X by listener.name.x.ssl.* (Config.ListenerSSL,
+// Kafka's ListenerName prefix).
 type SSLConfig struct {
-	KeystoreLocation   string // ssl.keystore.location
-	KeystorePassword   string // ssl.keystore.password
-	KeyPassword        string // ssl.key.password (PKCS12/JKS keys; PEM keys must be unencrypted)
-	KeystoreType       string // ssl.keystore.type: JKS (Kafka's default), PKCS12 or PEM
-	TruststoreLocation string // ssl.truststore.location
-	TruststorePassword string // ssl.truststore.password
-	TruststoreType     string // ssl.truststore.type: JKS, PKCS12 or PEM
+	KeystoreLocation string // ssl.keystore.location
+	KeystorePassword string // ssl.keystore.password
+	// KeyPassword is ssl.key.password: a JKS key's password, or what
+	// decrypts an encrypted PKCS#8 PEM key.
+	KeyPassword  string
+	KeystoreType string // ssl.keystore.type: JKS (Kafka's default), PKCS12 or PEM
+	// KeystoreCertificateChain and KeystoreKey are the PEM text of
+	// ssl.keystore.certificate.chain and ssl.keystore.key (type PEM, no
+	// location), as Kafka 2.7 and later take them inline.
+	KeystoreCertificateChain string
+	KeystoreKey              string
+	TruststoreLocation       string // ssl.truststore.location
+	TruststorePassword       string // ssl.truststore.password
+	TruststoreType           string // ssl.truststore.type: JKS, PKCS12 or PEM
+	// TruststoreCertificates is ssl.truststore.certificates, PEM text.
+	TruststoreCertificates string
+	// CipherSuites is ssl.cipher.suites, Java/IANA names (nil: Go's
+	// defaults); cipherSuites (tls_ciphers.go) maps them.
+	CipherSuites []string
 	// ClientAuth is ssl.client.auth: none (default), requested or required.
 	ClientAuth string
 	// EnabledProtocols is ssl.enabled.protocols (TLSv1.2,TLSv1.3).
@@ -48,6 +61,15 @@ func (s *SSLConfig) parseProperty(k, v string) (ok bool, err error) {
 		s.KeystorePassword = v
 	case "ssl.key.password":
 		s.KeyPassword = v
+	case "ssl.keystore.certificate.chain":
+		s.KeystoreCertificateChain = v
+	case "ssl.keystore.key":
+		s.KeystoreKey = v
+	case "ssl.truststore.certificates":
+		s.TruststoreCertificates = v
+	case "ssl.cipher.suites":
+		s.CipherSuites = splitList(v)
+		_, _, err = cipherSuites(s.CipherSuites)
 	case "ssl.truststore.location":
 		s.TruststoreLocation = v
 	case "ssl.truststore.password":
@@ -170,14 +192,23 @@ func (c *Config) checkListeners() (key string, err error) {
 	names := map[string]bool{}
 	for _, l := range ls {
 		names[l.name] = true
-		if isTLSProtocol(l.protocol) && c.SSL.KeystoreLocation == "" {
-			return "listeners", fmt.Errorf("listener %s is %s: ssl.keystore.location must be set", l.name, l.protocol)
+		if isTLSProtocol(l.protocol) {
+			s, key, err := c.sslFor(l.name)
+			if err != nil {
+				return key, err
+			}
+			if s.KeystoreLocation == "" && s.KeystoreKey == "" {
+				return "listeners", fmt.Errorf("listener %s is %s: ssl.keystore.location (or ssl.keystore.key with ssl.keystore.type=PEM) must be set", l.name, l.protocol)
+			}
 		}
 		if isSASLProtocol(l.protocol) {
 			if err := c.checkSASLListener(l.name); err != nil {
 				return "", err
 			}
 		}
+	}
+	if _, err := c.interBrokerSASL(); err != nil {
+		return "", err
 	}
 	for _, a := range c.AdvertisedListeners {
 		name, _, err := parseListener(a)

@@ -42,6 +42,62 @@ var sslCases = []struct {
 	{"ssl.enabled.protocols=SSLv3", "ssl.enabled.protocols", nil},
 	{"ssl.protocol=TLSv1.2", "", func(c Config) bool { return c.SSL.Protocol == "TLSv1.2" }},
 	{"ssl.protocol=SSL", "ssl.protocol", nil},
+	// Per-listener overrides, inline PEM, cipher suites.
+	{"listeners=A://:9092,B://:9093\nlistener.security.protocol.map=A:SSL,B:SSL\nssl.keystore.location=/a.p12\nlistener.name.b.ssl.keystore.location=/b.p12\nlistener.name.b.ssl.client.auth=required", "", func(c Config) bool {
+		a, _, errA := c.sslFor("A")
+		b, _, errB := c.sslFor("B")
+		return errA == nil && errB == nil && a.KeystoreLocation == "/a.p12" && a.ClientAuth == "none" &&
+			b.KeystoreLocation == "/b.p12" && b.ClientAuth == "required" && c.SSL.KeystoreLocation == "/a.p12"
+	}},
+	{"listeners=A://:9092,B://:9093\nlistener.security.protocol.map=A:PLAINTEXT,B:SSL\nlistener.name.b.ssl.keystore.location=/b.p12", "", func(c Config) bool {
+		b, _, err := c.sslFor("B")
+		return err == nil && b.KeystoreLocation == "/b.p12"
+	}},
+	{"listeners=A://:9092,B://:9093\nlistener.security.protocol.map=A:PLAINTEXT,B:SSL\nlistener.name.a.ssl.keystore.location=/a.p12", "listeners", nil}, // B has none
+	{"listener.name.b.ssl.client.auth=always", "listener.name.b.ssl.client.auth", nil},
+	{"listeners=SSL://:9093\nssl.keystore.type=PEM\nssl.keystore.key=KEY\nssl.keystore.certificate.chain=CHAIN\nssl.truststore.type=PEM\nssl.truststore.certificates=CAS", "", func(c Config) bool {
+		return c.SSL.KeystoreKey == "KEY" && c.SSL.KeystoreCertificateChain == "CHAIN" && c.SSL.TruststoreCertificates == "CAS"
+	}},
+	{"ssl.cipher.suites=TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, SSL_RSA_WITH_AES_128_CBC_SHA,TLS_AES_128_GCM_SHA256", "", func(c Config) bool {
+		return len(c.SSL.CipherSuites) == 3
+	}},
+	{"ssl.cipher.suites=TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_MADE_UP", "ssl.cipher.suites", nil},
+	{"listener.name.x.ssl.cipher.suites=ECDHE-RSA-AES128-GCM-SHA256", "listener.name.x.ssl.cipher.suites", nil}, // OpenSSL's name
+	{"listener.name.x.ssl.enabled.protocols=TLSv1.3", "", func(c Config) bool {
+		x, _, err := c.sslFor("x")
+		return err == nil && slices.Equal(x.EnabledProtocols, []string{"TLSv1.3"}) && len(c.SSL.EnabledProtocols) == 2
+	}},
+}
+
+// TestCipherSuitesTLSConfig: ssl.cipher.suites becomes the TLS 1.2
+// suites; a list without a TLS 1.3 suite caps the version at TLS 1.2, one
+// with TLS 1.3 suites only raises the minimum to TLS 1.3.
+func TestCipherSuitesTLSConfig(t *testing.T) {
+	for _, tc := range []struct {
+		names    []string
+		lo, hi   uint16
+		suites   []uint16
+		refusing bool
+	}{
+		{nil, tls.VersionTLS12, tls.VersionTLS13, nil, false},
+		{[]string{"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"}, tls.VersionTLS12, tls.VersionTLS12, []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256}, false},
+		{[]string{"TLS_AES_256_GCM_SHA384"}, tls.VersionTLS13, tls.VersionTLS13, nil, false},
+		{[]string{"TLS_AES_256_GCM_SHA384", "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384"}, tls.VersionTLS12, tls.VersionTLS13, []uint16{tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384}, false},
+	} {
+		s := DefaultSSLConfig()
+		s.CipherSuites = tc.names
+		cfg := &tls.Config{MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS13}
+		err := s.applyCipherSuites(cfg)
+		if err != nil || cfg.MinVersion != tc.lo || cfg.MaxVersion != tc.hi || !slices.Equal(cfg.CipherSuites, tc.suites) {
+			t.Errorf("%v: %x-%x %x %v", tc.names, cfg.MinVersion, cfg.MaxVersion, cfg.CipherSuites, err)
+		}
+	}
+	s := DefaultSSLConfig()
+	s.CipherSuites, s.EnabledProtocols = []string{"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"}, []string{"TLSv1.3"}
+	lo, hi, _ := s.versions()
+	if err := s.applyCipherSuites(&tls.Config{MinVersion: lo, MaxVersion: hi}); err == nil {
+		t.Error("TLS 1.2 suites only with TLSv1.3 only: accepted")
+	}
 }
 
 func TestParsePropertiesSSLListeners(t *testing.T) {

@@ -207,6 +207,9 @@ func (z *ZooKeeperClientConfig) clientTLS() (*tls.Config, error) {
 	if cfg.MinVersion, cfg.MaxVersion, err = enabled.versions(); err != nil {
 		return nil, &properties.Error{Key: "zookeeper.ssl.enabled.protocols", Value: strings.Join(enabled.EnabledProtocols, ","), Allowed: err.Error()}
 	}
+	if err := s.applyCipherSuites(cfg); err != nil {
+		return nil, &properties.Error{Key: "zookeeper.ssl.cipher.suites", Value: strings.Join(s.CipherSuites, ","), Allowed: err.Error()}
+	}
 	if !z.HostnameVerification {
 		// The chain is checked, not the name (Go checks both or neither).
 		roots := cfg.RootCAs

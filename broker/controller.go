@@ -64,7 +64,7 @@ func (b *Broker) startCluster(addr []net.Addr) error {
 	close(b.registered)
 	b.refreshBrokers()
 	listener := b.cfg.interBrokerListener()
-	channels := &controller.ChannelManager{Listener: listener, TLS: b.interBrokerTLS(), Go: b.goTracked, Done: b.done, Log: b.log}
+	channels := &controller.ChannelManager{Listener: listener, ClientOpts: b.interBrokerClientOpts(), Go: b.goTracked, Done: b.done, Log: b.log}
 	b.ctl = controller.New(controller.Config{ISRIsLive: isrIsLive, BrokerID: b.cfg.BrokerID, Listener: listener},
 		&controller.ZKStore{ZK: b.zk, BrokerID: b.cfg.BrokerID, UncleanDefault: storedDefault("unclean.leader.election.enable")(&b.cfg) == "true"},
 		channels, b.controlChanged, b.log)

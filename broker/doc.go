@@ -21,13 +21,17 @@
 //	registry.go     the registry, dispatch rules, ApiVersions' table
 //	server.go       Broker, New/Serve/Shutdown, one accept loop per listener, tracked goroutines
 //	endpoints.go    the listeners registered in /brokers/ids, each client answered with its own
-//	config_tls.go   listener.security.protocol.map and ssl.*; tls.go the SSL listeners' tls.Config;
-//	                keystores and truststores (JKS, PKCS12, PEM) through internal/keystore
+//	config_tls.go   listener.security.protocol.map and ssl.*; config_listener_ssl.go the
+//	                listener.name.x.ssl.* overrides; tls.go each SSL listener's tls.Config;
+//	                keystores and truststores (JKS, PKCS12, PEM files, inline PEM) through
+//	                internal/keystore; tls_ciphers.go ssl.cipher.suites' Java names
 //	sasl*.go        the SASL_PLAINTEXT and SASL_SSL listeners: sasl.go what each offers,
 //	                sasl_conn.go the authentication of a connection (SaslHandshake,
 //	                SaslAuthenticate, KIP-368 re-authentication), sasl_plain.go PLAIN,
 //	                sasl_scram.go SCRAM-SHA-256/512 (github.com/xdg-go/scram);
-//	                config_sasl.go their keys and the JAAS config (internal/jaas)
+//	                config_sasl.go their keys and the JAAS config (internal/jaas);
+//	                interbroker_sasl.go the broker's own login on a SASL inter-broker
+//	                listener and the kgo options of all its clients of other brokers
 //	scram_store.go  the SCRAM credentials in /config/users, the broker's cache of them
 //	config_zkclient.go  the ZooKeeper session's TLS, SASL and secure ACLs (zookeeper.set.acl,
 //	                zookeeper.ssl.*, the JAAS Client section; zkmeta.DialSecure)

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/zkafka/zkafka/broker/replica"
 )
 
@@ -61,19 +60,6 @@ func (b *Broker) interBrokerAddr(id int32) (string, bool) {
 	}
 	host, port := br.at(b.cfg.interBrokerListener())
 	return net.JoinHostPort(host, strconv.Itoa(int(port))), true
-}
-
-// interBrokerClientOpts are the kgo options of this broker's clients of
-// other brokers (fetchers, AlterPartition): TLS when the inter-broker
-// listener is SSL, with the keystore's certificate as the client's and
-// the truststore's CAs (none: the system's), the server name checked as
-// Kafka's ssl.endpoint.identification.algorithm=https does.
-func (b *Broker) interBrokerClientOpts() []kgo.Opt {
-	proto, err := b.cfg.listenerProtocol(b.cfg.interBrokerListener())
-	if cfg := b.interBrokerTLS(); err == nil && proto == "SSL" && cfg != nil {
-		return []kgo.Opt{kgo.DialTLSConfig(cfg)}
-	}
-	return nil
 }
 
 // followOrNot has the fetchers fetch part from its leader when it follows

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/zkafka/zkafka/broker/controller"
 	"github.com/zkafka/zkafka/broker/zkmeta"
 	"github.com/zkafka/zkafka/internal/accept"
@@ -68,8 +69,12 @@ type Broker struct {
 	// watermark checkpoints (replication.go).
 	repl replication
 
-	// tlsCfg serves the SSL listeners (nil without one; tls.go).
-	tlsCfg *tls.Config
+	// tlsCfgs serve the SSL and SASL_SSL listeners, by listener name
+	// (tls.go).
+	tlsCfgs map[string]*tls.Config
+	// interBrokerMech is this broker's SASL login to other brokers (nil
+	// unless the inter-broker listener is SASL; interbroker_sasl.go).
+	interBrokerMech sasl.Mechanism
 	// sasl are the SASL listeners, by name (sasl.go); scram the SCRAM
 	// credentials (scram_store.go).
 	sasl  map[string]*saslListener
@@ -125,6 +130,10 @@ func New(cfg Config, log *slog.Logger) (*Broker, error) {
 		return nil, err
 	}
 	if err := b.initSASL(); err != nil {
+		return nil, err
+	}
+	var err error
+	if b.interBrokerMech, err = cfg.interBrokerSASL(); err != nil {
 		return nil, err
 	}
 	b.scram = newScramStore(b)
@@ -235,7 +244,7 @@ func (b *Broker) ServeListeners(ls []net.Listener) error {
 func (b *Broker) acceptLoop(l net.Listener, e listenerEntry) error {
 	handle := func(nc net.Conn) { b.serveConn(nc, e.name, false) }
 	if isTLSProtocol(e.protocol) {
-		handle = func(nc net.Conn) { b.serveConn(tls.Server(nc, b.tlsCfg), e.name, true) }
+		handle = func(nc net.Conn) { b.serveConn(tls.Server(nc, b.tlsCfgs[e.name]), e.name, true) }
 	}
 	err := accept.Loop(l, b.done, b.log, "kafka "+e.name, handle)
 	if err == accept.ErrClosed {

@@ -79,11 +79,9 @@ func (b *Broker) askControlledShutdown(ctx context.Context) (int, error) {
 	if !ok {
 		return 0, fmt.Errorf("controller %d has no %s listener", id, listener)
 	}
-	opts := []kgo.Opt{kgo.SeedBrokers(net.JoinHostPort(hp.host, strconv.Itoa(int(hp.port)))),
-		kgo.ClientID("zkafka-broker-" + strconv.Itoa(int(b.cfg.BrokerID))), kgo.DialTimeout(5 * time.Second)}
-	if tc := b.interBrokerTLS(); tc != nil && b.listenerIsSSL(listener) {
-		opts = append(opts, kgo.DialTLSConfig(tc))
-	}
+	opts := append([]kgo.Opt{kgo.SeedBrokers(net.JoinHostPort(hp.host, strconv.Itoa(int(hp.port)))),
+		kgo.ClientID("zkafka-broker-" + strconv.Itoa(int(b.cfg.BrokerID))), kgo.DialTimeout(5 * time.Second)},
+		b.interBrokerClientOpts()...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return 0, err
@@ -102,11 +100,6 @@ func (b *Broker) askControlledShutdown(ctx context.Context) (int, error) {
 		return len(resp.PartitionsRemaining), err
 	}
 	return len(resp.PartitionsRemaining), nil
-}
-
-func (b *Broker) listenerIsSSL(name string) bool {
-	p, err := b.cfg.listenerProtocol(name)
-	return err == nil && p == "SSL"
 }
 
 // resignControl gives up control at shutdown: /controller is deleted (if

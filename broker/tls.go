@@ -3,29 +3,31 @@ package broker
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/zkafka/zkafka/internal/keystore"
 )
 
-// serverTLS builds the tls.Config of the SSL listeners from ssl.*: the
-// keystore's certificate, the truststore's CAs for client certificates
-// (ssl.client.auth), and the versions between the lowest of
+// serverTLS builds the tls.Config of an SSL listener from its ssl.* keys:
+// the keystore's certificate, the truststore's CAs for client certificates
+// (ssl.client.auth), the versions between the lowest of
 // ssl.enabled.protocols and the highest allowed by both it and
-// ssl.protocol. It is built once, by New, so that a bad keystore stops the
-// broker at start rather than at the first handshake.
-func (s *SSLConfig) serverTLS() (*tls.Config, error) {
-	cert, err := keystore.LoadKeyPair(s.KeystoreLocation, s.keyPassword(), s.KeystoreType)
+// ssl.protocol, and ssl.cipher.suites. It is built once, by New, so that a
+// bad keystore stops the broker at start rather than at the first
+// handshake. key is the unprefixed key to blame.
+func (s *SSLConfig) serverTLS() (cfg *tls.Config, key string, err error) {
+	cert, key, err := s.keyPair()
 	if err != nil {
-		return nil, fmt.Errorf("ssl.keystore.location: %w", err)
+		return nil, key, err
 	}
-	cfg := &tls.Config{Certificates: []tls.Certificate{cert}}
-	if s.TruststoreLocation != "" {
-		if cfg.ClientCAs, err = keystore.LoadTrustPool(s.TruststoreLocation, s.TruststorePassword, s.TruststoreType); err != nil {
-			return nil, fmt.Errorf("ssl.truststore.location: %w", err)
-		}
+	cfg = &tls.Config{Certificates: []tls.Certificate{cert}}
+	if cfg.ClientCAs, key, err = s.trustPool(); err != nil {
+		return nil, key, err
 	}
 	switch s.ClientAuth {
 	case "required":
@@ -34,10 +36,63 @@ func (s *SSLConfig) serverTLS() (*tls.Config, error) {
 		cfg.ClientAuth = tls.VerifyClientCertIfGiven
 	}
 	if cfg.ClientAuth != tls.NoClientCert && cfg.ClientCAs == nil {
-		return nil, fmt.Errorf("ssl.client.auth=%s needs ssl.truststore.location", s.ClientAuth)
+		return nil, "ssl.client.auth", fmt.Errorf("ssl.client.auth=%s needs ssl.truststore.location or ssl.truststore.certificates", s.ClientAuth)
 	}
-	cfg.MinVersion, cfg.MaxVersion, err = s.versions()
-	return cfg, err
+	if cfg.MinVersion, cfg.MaxVersion, err = s.versions(); err != nil {
+		return nil, "ssl.enabled.protocols", err
+	}
+	if err := s.applyCipherSuites(cfg); err != nil {
+		return nil, "ssl.cipher.suites", err
+	}
+	return cfg, "", nil
+}
+
+// keyPair is the keystore's certificate and key: the inline PEM keys
+// (ssl.keystore.type=PEM), a PEM file (its key maybe encrypted, for
+// ssl.key.password), or a JKS or PKCS12 file.
+func (s *SSLConfig) keyPair() (tls.Certificate, string, error) {
+	if s.KeystoreKey != "" || s.KeystoreCertificateChain != "" {
+		if s.KeystoreType != "PEM" {
+			return tls.Certificate{}, "ssl.keystore.type", fmt.Errorf("ssl.keystore.key and ssl.keystore.certificate.chain need ssl.keystore.type=PEM, not %s", s.KeystoreType)
+		}
+		if s.KeystoreLocation != "" {
+			return tls.Certificate{}, "ssl.keystore.location", fmt.Errorf("set either ssl.keystore.location or the inline ssl.keystore.key, not both")
+		}
+		cert, err := keystore.PEMKeyPair([]byte(s.KeystoreCertificateChain), []byte(s.KeystoreKey), s.KeyPassword)
+		return cert, "ssl.keystore.key", err
+	}
+	if s.KeystoreType == "PEM" {
+		data, err := os.ReadFile(s.KeystoreLocation)
+		if err == nil {
+			var cert tls.Certificate
+			if cert, err = keystore.PEMKeyPair(data, data, s.KeyPassword); err == nil {
+				return cert, "", nil
+			}
+		}
+		return tls.Certificate{}, "ssl.keystore.location", fmt.Errorf("keystore: PEM %s: %w", s.KeystoreLocation, err)
+	}
+	cert, err := keystore.LoadKeyPair(s.KeystoreLocation, s.keyPassword(), s.KeystoreType)
+	if err != nil {
+		return cert, "ssl.keystore.location", err
+	}
+	return cert, "", nil
+}
+
+// trustPool is the truststore's CAs (nil when none is set): the inline
+// ssl.truststore.certificates, else the file.
+func (s *SSLConfig) trustPool() (*x509.CertPool, string, error) {
+	if s.TruststoreCertificates != "" {
+		if s.TruststoreType != "PEM" {
+			return nil, "ssl.truststore.type", fmt.Errorf("ssl.truststore.certificates needs ssl.truststore.type=PEM, not %s", s.TruststoreType)
+		}
+		pool, err := keystore.PEMTrustPool([]byte(s.TruststoreCertificates))
+		return pool, "ssl.truststore.certificates", err
+	}
+	if s.TruststoreLocation == "" {
+		return nil, "", nil
+	}
+	pool, err := keystore.LoadTrustPool(s.TruststoreLocation, s.TruststorePassword, s.TruststoreType)
+	return pool, "ssl.truststore.location", err
 }
 
 // keyPassword: Kafka takes ssl.key.password, or the keystore's password
@@ -64,17 +119,35 @@ func (s *SSLConfig) versions() (lo, hi uint16, err error) {
 	return slices.Min(vs), slices.Max(vs), nil
 }
 
-// initTLS builds b.tlsCfg when a listener is SSL.
+// initTLS builds b.tlsCfgs, the tls.Config of each SSL and SASL_SSL
+// listener from its own ssl.* keys (sslFor). An error names the key to
+// blame, listener-prefixed when the listener's own key is.
 func (b *Broker) initTLS() error {
 	ls, err := b.cfg.listenerEntries(b.cfg.Listeners)
 	if err != nil {
 		return err
 	}
-	if !slices.ContainsFunc(ls, func(e listenerEntry) bool { return isTLSProtocol(e.protocol) }) {
-		return nil
+	for _, e := range ls {
+		if !isTLSProtocol(e.protocol) {
+			continue
+		}
+		s, key, err := b.cfg.sslFor(e.name)
+		if err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+		cfg, key, err := s.serverTLS()
+		if err != nil {
+			if _, own := b.cfg.ListenerSSL[e.name][key]; own {
+				key = listenerSSLPrefix + strings.ToLower(e.name) + "." + key
+			}
+			return fmt.Errorf("listener %s: %s: %w", e.name, key, err)
+		}
+		if b.tlsCfgs == nil {
+			b.tlsCfgs = map[string]*tls.Config{}
+		}
+		b.tlsCfgs[e.name] = cfg
 	}
-	b.tlsCfg, err = b.cfg.SSL.serverTLS()
-	return err
+	return nil
 }
 
 // tlsHandshakeTimeout bounds a TLS handshake: a client that connects and
@@ -103,13 +176,15 @@ func (c *conn) handshake() bool {
 	return true
 }
 
-// interBrokerTLS is the client side of the SSL listeners, for the
-// controller's requests to other brokers: this broker's certificate
-// (for ssl.client.auth) and the truststore's CAs (nil without SSL).
+// interBrokerTLS is the client side of the inter-broker listener, for
+// this broker's clients of other brokers: that listener's certificate
+// (for ssl.client.auth), truststore CAs, versions and cipher suites (nil
+// when it is not SSL or SASL_SSL).
 func (b *Broker) interBrokerTLS() *tls.Config {
-	if b.tlsCfg == nil {
+	srv := b.tlsCfgs[b.cfg.interBrokerListener()]
+	if srv == nil {
 		return nil
 	}
-	return &tls.Config{Certificates: b.tlsCfg.Certificates, RootCAs: b.tlsCfg.ClientCAs,
-		MinVersion: b.tlsCfg.MinVersion, MaxVersion: b.tlsCfg.MaxVersion}
+	return &tls.Config{Certificates: srv.Certificates, RootCAs: srv.ClientCAs,
+		MinVersion: srv.MinVersion, MaxVersion: srv.MaxVersion, CipherSuites: srv.CipherSuites}
 }

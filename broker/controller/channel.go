@@ -2,7 +2,7 @@ package controller
 
 import (
 	"context"
-	"crypto/tls"
+	"errors"
 	"log/slog"
 	"net"
 	"strconv"
@@ -23,10 +23,11 @@ import (
 // is answered or the queue is dropped. Answers are logged when they carry
 // an error; nothing waits for them.
 type ChannelManager struct {
-	// Listener is the inter-broker listener's name; TLS, when set, is
-	// the client side of an SSL one.
-	Listener string
-	TLS      *tls.Config
+	// Listener is the inter-broker listener's name; ClientOpts are added
+	// to every broker's client (TLS for an SSL or SASL_SSL listener, the
+	// SASL login for a SASL one).
+	Listener   string
+	ClientOpts []kgo.Opt
 	// Go starts a tracked goroutine (false once the broker shuts down).
 	Go   func(name string, fn func()) bool
 	Done <-chan struct{}
@@ -111,11 +112,8 @@ func (m *ChannelManager) run(q *brokerQueue) {
 		m.Log.Warn("controller: broker has no inter-broker listener; its requests are dropped", "broker", q.id, "listener", m.Listener)
 		return
 	}
-	opts := []kgo.Opt{kgo.SeedBrokers(net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))),
-		kgo.ClientID("zkafka-controller"), kgo.DialTimeout(5 * time.Second)}
-	if m.TLS != nil && ep.Protocol == "SSL" {
-		opts = append(opts, kgo.DialTLSConfig(m.TLS.Clone()))
-	}
+	opts := append([]kgo.Opt{kgo.SeedBrokers(net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))),
+		kgo.ClientID("zkafka-controller"), kgo.DialTimeout(5 * time.Second)}, m.ClientOpts...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		m.Log.Warn("controller: client for broker", "broker", q.id, "err", err)
@@ -126,6 +124,7 @@ func (m *ChannelManager) run(q *brokerQueue) {
 	if backoff <= 0 {
 		backoff = 100 * time.Millisecond
 	}
+	authFailed := false // logged once until a request gets through
 	for {
 		req, ok := q.next()
 		if !ok {
@@ -136,11 +135,16 @@ func (m *ChannelManager) run(q *brokerQueue) {
 			resp, err := cl.SeedBrokers()[0].Request(ctx, req)
 			cancel()
 			if err == nil {
+				authFailed = false
 				m.logAnswer(q.id, resp)
 				break
 			}
 			if q.ctx.Err() != nil {
 				return
+			}
+			if isAuthError(err) && !authFailed {
+				authFailed = true
+				m.Log.Warn("controller: authentication to the broker failed (sasl.mechanism.inter.broker.protocol and the listener's JAAS login); retrying", "broker", q.id, "err", err)
 			}
 			m.Log.Debug("controller: request failed; retrying", "broker", q.id, "request", kmsg.NameForKey(req.Key()), "err", err)
 			select {
@@ -153,6 +157,13 @@ func (m *ChannelManager) run(q *brokerQueue) {
 		q.pending = q.pending[1:]
 		q.mu.Unlock()
 	}
+}
+
+// isAuthError: err is the broker refusing this client's SASL login (its
+// message, the server's, names no secret).
+func isAuthError(err error) bool {
+	return errors.Is(err, kerr.SaslAuthenticationFailed) || errors.Is(err, kerr.UnsupportedSaslMechanism) ||
+		errors.Is(err, kerr.IllegalSaslState)
 }
 
 // next waits for the queue's first request (false when the queue was

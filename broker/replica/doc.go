@@ -96,7 +96,8 @@
 //
 // One goroutine per leader broker (the broker's tracked goroutines),
 // with a kgo client of the leader's inter-broker listener (TLS with the
-// broker's keystore and truststore when that listener is SSL): Fetch v13
+// broker's keystore and truststore when that listener is SSL or SASL_SSL,
+// the broker's SASL login when it is SASL; Config.ClientOpts): Fetch v13
 // (replica_id = this broker, current_leader_epoch, fetch_offset = log
 // end, last_fetched_epoch, log_start_offset; no fetch session), long
 // polling replica.fetch.wait.max.ms. A partition error (NOT_LEADER,

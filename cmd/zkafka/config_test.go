@@ -72,6 +72,11 @@ func TestBadConfigExitsWithOneLine(t *testing.T) {
 			[]string{serverProps + ":", "listener.name.sasl_plaintext.plain.sasl.jaas.config", "KAFKA_OPTS"}},
 		{"bad JAAS value", serverProps, "listener.name.sasl_ssl.plain.sasl.jaas.config=PlainLoginModule sure user_a=\"pw\";\n", []string{"broker", serverProps},
 			[]string{serverProps + ":1:", "listener.name.sasl_ssl.plain.sasl.jaas.config=[hidden]", "not a JAAS login module configuration"}},
+		{"inter-broker SASL with Kafka's default GSSAPI", serverProps, "listeners=PLAINTEXT://127.0.0.1:9092,INTERNAL://127.0.0.1:9094\n" +
+			"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,INTERNAL:SASL_PLAINTEXT\ninter.broker.listener.name=INTERNAL\nsasl.enabled.mechanisms=SCRAM-SHA-512\n", []string{"broker", serverProps},
+			[]string{serverProps + ":", "sasl.mechanism.inter.broker.protocol=GSSAPI", "not GSSAPI"}},
+		{"unknown cipher suite", serverProps, "listener.name.external.ssl.cipher.suites=TLS_MADE_UP\n", []string{"broker", serverProps},
+			[]string{serverProps + ":1:", "listener.name.external.ssl.cipher.suites=TLS_MADE_UP", "unknown cipher suite"}},
 		{"no such file", "", "", []string{"zookeeper", filepath.Join(dir, "nope.cfg")}, []string{"nope.cfg", "no such file"}},
 		{"bad -zookeeper-addr", "", "", []string{"run", "-data", dir, "-zookeeper-addr", "127.0.0.1:99999"},
 			[]string{"-zookeeper-addr", "127.0.0.1:99999"}},

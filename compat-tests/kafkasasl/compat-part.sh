@@ -16,7 +16,7 @@ else
 	result FAIL kafka-python sasl "python3-kafka or python3-confluent-kafka is not installed (kafka-clients/compat-part.sh installs them)"
 fi
 # The broker as a secured ZooKeeper client: SASL DIGEST-MD5 (the JAAS Client
-# section) to Apache ZooKeeper 3.8, TLS with a client certificate to the
+# section) to Apache ZooKeeper 3.8 and zkafka, TLS with a client certificate to the
 # secure client port of Apache ZooKeeper and zkafka, zookeeper.set.acl.
 if [ "${ZKAFKA_ZK_READY:-1}" = 1 ] && [ -n "${ZKAFKA_BIN:-}" ] && [ -x "${ZKAFKA_BIN}" ]; then
 	check broker zookeeper kafka-zk-client "${GOTEST[@]}" -run '^TestBrokerZooKeeper(SASL|TLS)$' ./compat-tests/kafkasasl/

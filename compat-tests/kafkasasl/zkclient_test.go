@@ -97,12 +97,10 @@ func writeJAAS(t *testing.T, text string) string {
 }
 
 // saslServers are the ZooKeeper servers TestBrokerZooKeeperSASL runs on,
-// each given the JAAS file as its users give it. zkafka's ZooKeeper joins
-// once its SASL server (the zksasl work) is merged: the test passed
-// against that branch's binary with "zkafka": zkserver.StartZkafka and
-// SERVER_JVMFLAGS set the same way.
+// each given the JAAS file as its users give it (JAVA_TOOL_OPTIONS for
+// Apache's JVM, SERVER_JVMFLAGS for zkafka).
 var saslServers = map[string]func(testing.TB, zkserver.Options) *zkserver.Server{
-	"apache": zkserver.StartApache,
+	"apache": zkserver.StartApache, "zkafka": zkserver.StartZkafka,
 }
 
 // TestBrokerZooKeeperSASL: the broker authenticates to ZooKeeper with SASL

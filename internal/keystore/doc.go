@@ -10,5 +10,9 @@
 //
 // An empty type is guessed from the file name as ZooKeeper's
 // KeyStoreFileType.fromPropertyValueOrFileName does: .pem, .p12/.pfx, .jks.
+// PEMKeyPair and PEMTrustPool read PEM text given inline (Kafka's
+// ssl.keystore.key, ssl.keystore.certificate.chain and
+// ssl.truststore.certificates), with line breaks or without, the key maybe
+// an encrypted PKCS#8 one (github.com/youmark/pkcs8).
 // No format is parsed here: each is left to the library named above.
 package keystore

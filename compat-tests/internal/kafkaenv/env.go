@@ -63,6 +63,13 @@ func VerboseLogs() Option { return func(o *options) { o.verboseLogs = true } }
 // (default "kafka-").
 func ChrootPrefix(prefix string) Option { return func(o *options) { o.chrootPrefix = prefix } }
 
+// Chroot names the broker's exact chroot (a cluster's brokers all take
+// it), for a test that writes znodes before the brokers start.
+func Chroot(path string) Option { return func(o *options) { o.chroot = path } }
+
+// RandomChroot is a fresh chroot name with prefix, for Chroot.
+func RandomChroot(prefix string) string { return "/" + randName(prefix) }
+
 // Configure applies mods to the broker's config after Start has set its data
 // directory, listener, ZooKeeperConnect (ZooKeeper() + chroot) and a 6 s
 // ZooKeeper session timeout.
