@@ -212,8 +212,7 @@
 // # Not implemented
 //
 // fetching from followers (KIP-392), reassignments, producer state
-// snapshots, transactions, fetch sessions
-// message format
+// snapshots, transactions, message format
 // down-conversion (magic 0/1 produce gets UNSUPPORTED_FOR_MESSAGE_FORMAT),
 // dynamic broker configs (AlterConfigs of a BROKER resource is refused),
 // quotas, SASL GSSAPI and OAUTHBEARER, delegation tokens.

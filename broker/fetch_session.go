@@ -307,3 +307,21 @@ func (c *fetchSessionCache) len() int {
 	defer c.mu.Unlock()
 	return len(c.sessions)
 }
+
+// FetchSessions reports the sessions in the broker's fetch session cache
+// and the partitions they hold, as Kafka's FetchSessionCache gauges
+// NumIncrementalFetchSessions and NumIncrementalFetchPartitionsCached.
+func (b *Broker) FetchSessions() (sessions, partitions int) {
+	c := b.fetchSessions
+	if c == nil {
+		return 0, 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.sessions {
+		s.mu.Lock()
+		partitions += len(s.parts)
+		s.mu.Unlock()
+	}
+	return len(c.sessions), partitions
+}
