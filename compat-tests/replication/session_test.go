@@ -146,7 +146,7 @@ func TestFetchSessionErrors(t *testing.T) {
 	ctx := ctxT(t)
 	fetch := func(session, epoch int32, parts ...int32) *kmsg.FetchResponse {
 		t.Helper()
-		resp, err := sessionFetch(ctx, kc, -1, id, session, epoch, 0, parts...).RequestWith(ctx, kc.Broker(1))
+		resp, err := sessionFetch(-1, id, session, epoch, 0, parts...).RequestWith(ctx, kc.Broker(1))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,7 +190,7 @@ func topicID(t testing.TB, kc *kgo.Client, topic string) [16]byte {
 
 // sessionFetch is a Fetch v13 of the given partitions of topic id at
 // offset 0, in session (id, epoch), not waiting.
-func sessionFetch(_ context.Context, _ *kgo.Client, replica int32, topic [16]byte, session, epoch int32, offset int64, parts ...int32) *kmsg.FetchRequest {
+func sessionFetch(replica int32, topic [16]byte, session, epoch int32, offset int64, parts ...int32) *kmsg.FetchRequest {
 	req := kmsg.NewPtrFetchRequest()
 	req.Version = 13
 	req.ReplicaID, req.MaxWaitMillis, req.MinBytes, req.MaxBytes = replica, 0, 1, 10<<20
