@@ -51,6 +51,9 @@ type sessionPartition struct {
 	// hw and logStart are what the last answer carried; -1 until the
 	// partition is first answered, so that it is always answered then.
 	hw, logStart int64
+	// sentRecords: the answer being recorded carries records of it
+	// (rotateLocked moves it to the end).
+	sentRecords bool
 }
 
 // fetchSession is one client's session.
@@ -67,6 +70,7 @@ type fetchSession struct {
 	// parts is in the order they are fetched; index maps keys to it.
 	parts []sessionPartition
 	index map[sessionKey]int
+	moved []sessionPartition // rotateLocked's scratch
 }
 
 // fetchSessionCache is the broker's sessions.
@@ -288,6 +292,7 @@ func (s *fetchSession) answerLocked(k sessionKey, r *kproto.FetchPartitionRespon
 		return true
 	}
 	cp := &s.parts[at]
+	cp.sentRecords = records > 0
 	must := records > 0 || r.PreferredReadReplica >= 0 || r.Tags != nil
 	if cp.hw != r.HighWatermark {
 		must, cp.hw = true, r.HighWatermark
@@ -299,6 +304,36 @@ func (s *fetchSession) answerLocked(k sessionKey, r *kproto.FetchPartitionRespon
 		must, cp.hw = true, -1 // answered again once the error is gone
 	}
 	return must
+}
+
+// rotateLocked moves the partitions just answered with records to the
+// end of the session, keeping the order otherwise, so that the next fetch
+// reads the others first and response limits do not starve the last
+// partitions (Kafka's IncrementalFetchContext does the same).
+func (s *fetchSession) rotateLocked() {
+	s.moved = s.moved[:0]
+	first := -1
+	keep := 0
+	for i := range s.parts {
+		cp := s.parts[i]
+		if cp.sentRecords {
+			cp.sentRecords = false
+			s.moved = append(s.moved, cp)
+			if first < 0 {
+				first = i
+			}
+			continue
+		}
+		s.parts[keep] = cp
+		keep++
+	}
+	if first < 0 {
+		return
+	}
+	copy(s.parts[keep:], s.moved)
+	for i := first; i < len(s.parts); i++ {
+		s.index[s.parts[i].key] = i
+	}
 }
 
 // len is the number of sessions.

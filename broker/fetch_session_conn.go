@@ -72,6 +72,9 @@ func (c *conn) answerFetchSession(req *kproto.FetchRequest) {
 			fp.omit = !ss.full && !must
 		}
 	}
+	if !ss.full {
+		s.rotateLocked()
+	}
 }
 
 // answered is how many partitions of the request's topic i the answer

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -249,5 +250,38 @@ func TestFetchSessionAnswer(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() { s.fillLocked(&dst, inc) })
 	if allocs != 0 {
 		t.Errorf("fillLocked allocates %v times", allocs)
+	}
+}
+
+// TestFetchSessionRotation: partitions answered with records move to the
+// end of the session, the others keep their order.
+func TestFetchSessionRotation(t *testing.T) {
+	c := newFetchSessionCache(1)
+	s, _, _ := c.open(sessReq(13, 2, 0, 0, 0, 1, 2, 3, 4), time.Unix(0, 0))
+	r := kproto.FetchPartitionResponse{PreferredReadReplica: -1}
+	for _, round := range []struct {
+		records []int32
+		want    []int32
+	}{
+		{[]int32{1, 3}, []int32{0, 2, 4, 1, 3}},
+		{nil, []int32{0, 2, 4, 1, 3}},
+		{[]int32{0}, []int32{2, 4, 1, 3, 0}},
+	} {
+		for _, p := range sessionParts(s) {
+			n := int64(0)
+			if slices.Contains(round.records, p) {
+				n = 10
+			}
+			s.answerLocked(s.keyOf("", [16]byte{1}, p), &r, n)
+		}
+		s.rotateLocked()
+		if got := sessionParts(s); !slices.Equal(got, round.want) {
+			t.Fatalf("records on %v: order %v, want %v", round.records, got, round.want)
+		}
+		for i, cp := range s.parts {
+			if s.index[cp.key] != i {
+				t.Fatalf("index of %v is %d, at %d", cp.key, s.index[cp.key], i)
+			}
+		}
 	}
 }

@@ -208,3 +208,45 @@ func sessionFetch(replica int32, topic [16]byte, session, epoch int32, offset in
 	return req
 }
 
+// TestIncrementalFetchLongPollWakes: an incremental fetch that names no
+// partition long-polls on every partition of its session and wakes when
+// one of them gets records; the answer carries that partition only.
+func TestIncrementalFetchLongPollWakes(t *testing.T) {
+	cl := kafkaenv.StartCluster(t, 1)
+	createTopic(t, cl, "lp", 3, 1, nil)
+	kc := client(t, cl, kgo.DefaultProduceTopic("lp"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	id := topicID(t, kc, "lp")
+	ctx := ctxT(t)
+	r, err := sessionFetch(-1, id, 0, 0, 0, 0, 1, 2).RequestWith(ctx, kc.Broker(1))
+	if err != nil || r.ErrorCode != 0 || r.SessionID == 0 {
+		t.Fatalf("full fetch: %+v %v", r, err)
+	}
+	req := sessionFetch(-1, id, r.SessionID, 1, 0)
+	req.MaxWaitMillis = 30000
+	start := time.Now()
+	done := make(chan *kmsg.FetchResponse, 1)
+	go func() {
+		resp, err := req.RequestWith(ctx, kc.Broker(1))
+		if err != nil {
+			t.Error(err)
+		}
+		done <- resp
+	}()
+	// Produce once the fetch is parked (a produce before it parks is
+	// answered at once, too: the records are there).
+	time.Sleep(100 * time.Millisecond)
+	if err := kc.ProduceSync(ctx, &kgo.Record{Partition: 2, Value: []byte("wake")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	resp := <-done
+	if resp == nil {
+		t.FailNow()
+	}
+	if waited := time.Since(start); waited > 20*time.Second {
+		t.Fatalf("the long poll ran to its end (%v)", waited)
+	}
+	if resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 ||
+		resp.Topics[0].Partitions[0].Partition != 2 || len(resp.Topics[0].Partitions[0].RecordBatches) == 0 {
+		t.Fatalf("answer %+v", resp)
+	}
+}
