@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/broker"
 	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
 )
 
@@ -248,5 +249,28 @@ func TestIncrementalFetchLongPollWakes(t *testing.T) {
 	if resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 ||
 		resp.Topics[0].Partitions[0].Partition != 2 || len(resp.Topics[0].Partitions[0].RecordBatches) == 0 {
 		t.Fatalf("answer %+v", resp)
+	}
+}
+
+// TestFetchSessionCacheSlots: with max.incremental.fetch.session.cache.slots=1
+// a second consumer's full fetch is answered in full with session id 0
+// (the first session is young and a consumer's), and its fetches go on
+// sessionless.
+func TestFetchSessionCacheSlots(t *testing.T) {
+	cl := kafkaenv.StartCluster(t, 1, kafkaenv.Configure(func(c *broker.Config) { c.Replication.FetchSessionCacheSlots = 1 }))
+	createTopic(t, cl, "slots", 2, 1, nil)
+	kc := client(t, cl)
+	id := topicID(t, kc, "slots")
+	ctx := ctxT(t)
+	first, err := sessionFetch(-1, id, 0, 0, 0, 0, 1).RequestWith(ctx, kc.Broker(1))
+	if err != nil || first.ErrorCode != 0 || first.SessionID == 0 {
+		t.Fatalf("first session: %+v %v", first, err)
+	}
+	second, err := sessionFetch(-1, id, 0, 0, 0, 0, 1).RequestWith(ctx, kc.Broker(1))
+	if err != nil || second.ErrorCode != 0 || second.SessionID != 0 || len(second.Topics) != 1 || len(second.Topics[0].Partitions) != 2 {
+		t.Fatalf("second full fetch: %+v %v", second, err)
+	}
+	if s, _ := cl.Broker(1).Broker().FetchSessions(); s != 1 {
+		t.Fatalf("%d sessions cached", s)
 	}
 }
