@@ -91,8 +91,8 @@ func handleFetch(c *conn, hdr *kproto.RequestHeader, body []byte) (*response, er
 	for {
 		n, failed := c.gatherFetch(req)
 		if n >= int64(req.MinBytes) || failed || !time.Now().Before(deadline) {
-			c.answerFetchSession(req)
-			return c.writeFetch(hdr, req, &head, true), nil
+			ok := c.answerFetchSession(req, &head)
+			return c.writeFetch(hdr, req, &head, ok), nil
 		}
 		fs.releaseRanges()
 		if !c.waitForData(deadline) {

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/zkafka/zkafka/kproto"
@@ -61,4 +62,46 @@ func TestIncrementalFetchAllocs(t *testing.T) {
 	if allocs := testing.AllocsPerRun(runs, run); allocs > maxFetchAllocs {
 		t.Errorf("incremental fetch: %.1f allocs per request, want at most %d", allocs, maxFetchAllocs)
 	}
+}
+
+// TestDuplicateIncrementalFetch: when the session's next fetch is
+// accepted while one is being served (a retried request), the first is
+// answered INVALID_FETCH_SESSION_EPOCH with no partitions, as Kafka's
+// IncrementalFetchContext answers it.
+func TestDuplicateIncrementalFetch(t *testing.T) {
+	b, _ := newTestBroker(t)
+	b.fetchSessions = newFetchSessionCache(10)
+	c := allocConn(b)
+	full := &kproto.FetchRequest{}
+	if err := full.Decode(12, fetchRequestBody(12, 0)); err != nil {
+		t.Fatal(err)
+	}
+	full.SessionEpoch = 0
+	var head kproto.FetchResponseHead
+	if _, ok := c.openFetchSession(full, &head); !ok || head.SessionID == 0 {
+		t.Fatalf("no session: %+v", head)
+	}
+	c.gatherFetch(full)
+	c.answerFetchSession(full, &head)
+	c.fetch.releaseRanges()
+	inc := &kproto.FetchRequest{Version: 12, ReplicaID: -1, MaxBytes: 1 << 20, SessionID: head.SessionID, SessionEpoch: 1}
+	head = kproto.FetchResponseHead{}
+	req, ok := c.openFetchSession(inc, &head)
+	if !ok || len(req.Topics) != 1 {
+		t.Fatalf("incremental fetch refused: %+v", head)
+	}
+	c.gatherFetch(req)
+	dup := *inc // the client's next fetch, sent before this one was answered
+	dup.SessionEpoch = 2
+	if _, _, code := b.fetchSessions.open(&dup, time.Now()); code != kproto.CodeNone {
+		t.Fatalf("the duplicate: %v", code)
+	}
+	if c.answerFetchSession(req, &head) || head.ErrorCode != kproto.CodeInvalidFetchSessionEpoch {
+		t.Fatalf("answered a fetch whose session moved on: %+v", head)
+	}
+	resp := c.writeFetch(&kproto.RequestHeader{APIKey: kproto.KeyFetch, APIVersion: 12}, req, &head, false)
+	if len(resp.ranges) != 0 || len(resp.holes) != 0 {
+		t.Fatalf("error answer with %d ranges", len(resp.ranges))
+	}
+	resp.release()
 }

@@ -50,19 +50,22 @@ func (c *conn) openFetchSession(req *kproto.FetchRequest, head *kproto.FetchResp
 
 // answerFetchSession records in the session what the answer in c.fetch
 // carries and, for an incremental answer, marks the partitions it leaves
-// out. If another fetch of the session came in meanwhile, everything is
-// answered.
-func (c *conn) answerFetchSession(req *kproto.FetchRequest) {
+// out. If another fetch of the session came in meanwhile (a duplicate
+// request), it releases the data read, sets INVALID_FETCH_SESSION_EPOCH
+// in head and reports false: the answer is that error, as Kafka's.
+func (c *conn) answerFetchSession(req *kproto.FetchRequest, head *kproto.FetchResponseHead) bool {
 	ss := &c.fetch.session
 	s := ss.s
 	if s == nil {
-		return
+		return true
 	}
 	ss.s = nil
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.epoch != ss.epoch {
-		return
+		c.fetch.releaseRanges()
+		head.ErrorCode = kproto.CodeInvalidFetchSessionEpoch
+		return false
 	}
 	for i := range req.Topics {
 		rt := &req.Topics[i]
@@ -75,6 +78,7 @@ func (c *conn) answerFetchSession(req *kproto.FetchRequest) {
 	if !ss.full {
 		s.rotateLocked()
 	}
+	return true
 }
 
 // answered is how many partitions of the request's topic i the answer
