@@ -360,3 +360,13 @@ func (b *Broker) FetchSessions() (sessions, partitions int) {
 	}
 	return len(c.sessions), partitions
 }
+
+// FollowerFetches reports how many Fetch requests this broker's follower
+// fetchers sent and how many partitions they carried in all (in fetch
+// sessions, a partition with no change is not carried).
+func (b *Broker) FollowerFetches() (fetches, partitions int64) {
+	if b.repl.fetchers == nil {
+		return 0, 0
+	}
+	return b.repl.fetchers.Stats()
+}

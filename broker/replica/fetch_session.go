@@ -1,6 +1,8 @@
 package replica
 
 import (
+	"sync/atomic"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -112,4 +114,25 @@ func nextEpoch(e int32) int32 {
 		return 1
 	}
 	return e + 1
+}
+
+// fetchStats counts the fetchers' Fetch requests and the partitions they
+// carried: in sessions, idle partitions are not carried.
+type fetchStats struct {
+	fetches, partitions atomic.Int64
+}
+
+func (st *fetchStats) count(req *kmsg.FetchRequest) {
+	n := 0
+	for i := range req.Topics {
+		n += len(req.Topics[i].Partitions)
+	}
+	st.fetches.Add(1)
+	st.partitions.Add(int64(n))
+}
+
+// Stats reports how many Fetch requests the fetchers sent and how many
+// partitions they carried in all.
+func (fs *Fetchers) Stats() (fetches, partitions int64) {
+	return fs.stats.fetches.Load(), fs.stats.partitions.Load()
 }

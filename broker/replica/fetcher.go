@@ -75,6 +75,9 @@ type Fetchers struct {
 	// leaderOf: which fetcher holds each followed partition.
 	leaderOf map[TopicPartition]int32
 	stopped  bool
+	// stats counts the fetches sent and the partitions they carried
+	// (fetch_session.go).
+	stats fetchStats
 }
 
 // NewFetchers returns fetchers that run until Stop.
@@ -179,6 +182,7 @@ func (f *fetcher) run() {
 			continue
 		}
 		resp, err := f.send(req)
+		f.fs.stats.count(req)
 		if err != nil {
 			f.sess.reset(f.sess.id)
 			if f.fs.ctx.Err() == nil {

@@ -21,7 +21,8 @@ import (
 // partition reach every replica byte for byte, and a franz-go consumer of
 // all 60 partitions, with its fetch sessions on (kgo's default), reads
 // every record and gets incremental answers (fetch responses far smaller
-// than a full answer of 60 partitions).
+// than a full answer of 60 partitions). Idle, the followers' fetches
+// carry next to no partitions.
 func TestFollowersReplicateOverIncrementalSessions(t *testing.T) {
 	const parts, perPart = 60, 20
 	cl := kafkaenv.StartCluster(t, 3, fastReplication(30*time.Second))
@@ -90,6 +91,7 @@ func TestFollowersReplicateOverIncrementalSessions(t *testing.T) {
 	// partition at all (a full answer of 60 partitions is over 2 KB).
 	waitFor(t, "incremental (small) fetch answers to the consumer", func() bool { return small.Load() >= 3 })
 	c.Close()
+	idleFollowerFetches(t, cl)
 
 	for _, e := range cl.Brokers {
 		e.Stop()
@@ -107,6 +109,32 @@ func TestFollowersReplicateOverIncrementalSessions(t *testing.T) {
 			}
 		}
 	}
+}
+
+// idleFollowerFetches checks that the followers' fetches of idle
+// partitions carry next to none of them (each broker leads 20 partitions
+// that a full fetch would restate): over windows of ten fetches, at most
+// five windows, one averages at most one partition a fetch.
+func idleFollowerFetches(t *testing.T, cl *kafkaenv.Cluster) {
+	t.Helper()
+	total := func() (f, p int64) {
+		for _, e := range cl.Brokers {
+			n, m := e.Broker().FollowerFetches()
+			f, p = f+n, p+m
+		}
+		return f, p
+	}
+	var per []float64
+	for range 5 {
+		f0, p0 := total()
+		waitFor(t, "ten more follower fetches", func() bool { f, _ := total(); return f >= f0+10 })
+		f1, p1 := total()
+		per = append(per, float64(p1-p0)/float64(f1-f0))
+		if per[len(per)-1] <= 1 {
+			return
+		}
+	}
+	t.Fatalf("idle follower fetches carried %v partitions each", per)
 }
 
 // fetchReadHook counts the Fetch responses a kgo client reads, and those
