@@ -36,6 +36,8 @@
 //	request_budget.go  the broker-wide bound on request buffers (queued.max.request.bytes);
 //	                request_memory_*.go its buffers, anonymous memory outside the Go heap
 //	partition.go    a partition: segment log, serialized appends, fetch waiters, leader epoch
+//	fetch_session.go  fetch sessions (KIP-227): the cache and its eviction, what a
+//	                session remembers; fetch_session_conn.go the fetch path's side
 //	partition_replica.go  its role (leader / follower / none), the leader's ISR and
 //	                high watermark, acks=all waits, the follower's appends and truncation
 //	replication.go  the replica manager glue: fetchers, the ISR shrink timer, the
