@@ -28,9 +28,11 @@ import (
 //   - errors per partition: UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID
 //     for ids in v13), NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE,
 //     KAFKA_STORAGE_ERROR;
-//   - fetch sessions (KIP-227, v7+) are not implemented: every response
-//     has session id 0, which tells the client to send full fetches; a
-//     request naming a session gets FETCH_SESSION_ID_NOT_FOUND;
+//   - fetch sessions (KIP-227, v7+; fetch_session.go): a full fetch of
+//     epoch 0 opens a session when a slot is free, an incremental fetch
+//     reads every partition of its session and is answered with those
+//     with news; FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH
+//     and FETCH_SESSION_TOPIC_ID_ERROR as Kafka;
 //   - follower fetches (replica_id >= 0, Kafka's Partition.fetchRecords):
 //     only from a broker in the partition's assignment (else
 //     NOT_LEADER_OR_FOLLOWER, or UNKNOWN_LEADER_EPOCH with a
@@ -54,6 +56,8 @@ type fetchPart struct {
 	// log end for followers; a long poll wakes when it moves.
 	hw       int64
 	follower bool
+	// omit: an incremental session's answer leaves the partition out.
+	omit bool
 }
 
 // bound is fp's read bound now.
@@ -66,9 +70,10 @@ func (fp *fetchPart) bound() int64 {
 
 // fetchState is the per-connection scratch of the fetch path.
 type fetchState struct {
-	parts  [][]fetchPart // by request topic, then partition
-	topics []*topic
-	w      kproto.FetchResponseWriter
+	parts   [][]fetchPart // by request topic, then partition
+	topics  []*topic
+	w       kproto.FetchResponseWriter
+	session fetchSessionState
 }
 
 func handleFetch(c *conn, hdr *kproto.RequestHeader, body []byte) (*response, error) {
@@ -78,15 +83,16 @@ func handleFetch(c *conn, hdr *kproto.RequestHeader, body []byte) (*response, er
 	}
 	fs := &c.fetch
 	head := kproto.FetchResponseHead{}
-	if req.Version >= 7 && req.SessionID != 0 {
-		head.ErrorCode = kproto.CodeFetchSessionIDNotFound
+	req, ok := c.openFetchSession(req, &head)
+	if !ok {
 		return c.writeFetch(hdr, req, &head, false), nil
 	}
 	deadline := time.Now().Add(time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond)
 	for {
 		n, failed := c.gatherFetch(req)
 		if n >= int64(req.MinBytes) || failed || !time.Now().Before(deadline) {
-			return c.writeFetch(hdr, req, &head, true), nil
+			ok := c.answerFetchSession(req, &head)
+			return c.writeFetch(hdr, req, &head, ok), nil
 		}
 		fs.releaseRanges()
 		if !c.waitForData(deadline) {
@@ -285,7 +291,7 @@ func (c *conn) writeFetch(hdr *kproto.RequestHeader, req *kproto.FetchRequest, h
 		if !withData {
 			fs.releaseRanges()
 		}
-		w.Begin(resp.buf[:0], req.Version, hdr.CorrelationID, head, len(req.Topics))
+		w.Begin(resp.buf[:0], req.Version, hdr.CorrelationID, head, fs.answeredTopics(req))
 		c.appendFetchTopics(req, withData)
 	}
 	if err := w.Finish(); err != nil {
@@ -310,11 +316,18 @@ func (c *conn) appendFetchTopics(req *kproto.FetchRequest, withData bool) {
 	fs := &c.fetch
 	for i := range req.Topics {
 		rt := &req.Topics[i]
-		fs.w.Topic(rt.Topic, rt.TopicID, len(rt.Partitions))
+		n := fs.answered(i, len(rt.Partitions))
+		if n == 0 && len(rt.Partitions) > 0 {
+			continue
+		}
+		fs.w.Topic(rt.Topic, rt.TopicID, n)
 		for j := range rt.Partitions {
 			var fp *fetchPart
 			if i < len(fs.parts) && j < len(fs.parts[i]) {
 				fp = &fs.parts[i][j]
+			}
+			if fp != nil && fp.omit {
+				continue
 			}
 			if fp == nil || !withData {
 				empty := kproto.FetchPartitionResponse{Partition: rt.Partitions[j].Partition, HighWatermark: -1,

@@ -134,6 +134,8 @@ var brokerCases = []struct {
 	{"replica.fetch.wait.max.ms=100", "", func(c Config) bool { return c.Replication.FetchWaitMax == 100*time.Millisecond }},
 	{"replica.fetch.max.bytes=-1", "replica.fetch.max.bytes", nil},
 	{"replica.high.watermark.checkpoint.interval.ms=100", "", func(c Config) bool { return c.Replication.HighWatermarkCheckpointInterval == 100*time.Millisecond }},
+	{"max.incremental.fetch.session.cache.slots=5", "", func(c Config) bool { return c.Replication.FetchSessionCacheSlots == 5 }},
+	{"max.incremental.fetch.session.cache.slots=-1", "max.incremental.fetch.session.cache.slots", nil},
 	{"replica.socket.timeout.ms=30000", "", func(c Config) bool { return c.Replication == DefaultReplicationConfig() }},
 	{"log.cleaner.threads=2", "", func(c Config) bool { return c.Cleaner.Threads == 2 }},
 	{"log.cleaner.threads=-1", "log.cleaner.threads", nil},

@@ -40,6 +40,8 @@
 //	request_budget.go  the broker-wide bound on request buffers (queued.max.request.bytes);
 //	                request_memory_*.go its buffers, anonymous memory outside the Go heap
 //	partition.go    a partition: segment log, serialized appends, fetch waiters, leader epoch
+//	fetch_session.go  fetch sessions (KIP-227): the cache and its eviction, what a
+//	                session remembers; fetch_session_conn.go the fetch path's side
 //	partition_replica.go  its role (leader / follower / none), the leader's ISR and
 //	                high watermark, acks=all waits, the follower's appends and truncation
 //	replication.go  the replica manager glue: fetchers, the ISR shrink timer, the
@@ -218,8 +220,7 @@
 // # Not implemented
 //
 // fetching from followers (KIP-392), reassignments, producer state
-// snapshots, transactions, fetch sessions
-// message format
+// snapshots, transactions, message format
 // down-conversion (magic 0/1 produce gets UNSUPPORTED_FOR_MESSAGE_FORMAT),
 // dynamic broker configs (AlterConfigs of a BROKER resource is refused),
 // quotas, SASL GSSAPI and OAUTHBEARER, delegation tokens.

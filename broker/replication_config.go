@@ -25,13 +25,18 @@ type ReplicationConfig struct {
 	// HighWatermarkCheckpointInterval is
 	// replica.high.watermark.checkpoint.interval.ms (5 s).
 	HighWatermarkCheckpointInterval time.Duration
+	// FetchSessionCacheSlots is max.incremental.fetch.session.cache.slots
+	// (1000): how many fetch sessions (fetch_session.go) the broker keeps,
+	// followers' and consumers'.
+	FetchSessionCacheSlots int32
 }
 
 // DefaultReplicationConfig is Kafka's defaults.
 func DefaultReplicationConfig() ReplicationConfig {
 	return ReplicationConfig{LagTimeMax: 30 * time.Second,
 		FetchWaitMax: 500 * time.Millisecond, FetchBackoff: time.Second, FetchMaxBytes: 1 << 20,
-		FetchResponseMaxBytes: 10 << 20, HighWatermarkCheckpointInterval: 5 * time.Second}
+		FetchResponseMaxBytes: 10 << 20, HighWatermarkCheckpointInterval: 5 * time.Second,
+		FetchSessionCacheSlots: 1000}
 }
 
 // parseProperty applies one replication key; ok reports whether it is one.
@@ -51,6 +56,8 @@ func (c *ReplicationConfig) parseProperty(k, v string) (ok bool, err error) {
 		err = intIn(v, 0, math.MaxInt32, &c.FetchResponseMaxBytes)
 	case "replica.high.watermark.checkpoint.interval.ms":
 		err = millisIn(v, 1, math.MaxInt64, &c.HighWatermarkCheckpointInterval)
+	case "max.incremental.fetch.session.cache.slots":
+		err = intIn(v, 0, math.MaxInt32, &c.FetchSessionCacheSlots)
 	default:
 		return false, nil
 	}

@@ -56,6 +56,9 @@ type Broker struct {
 	// groups is the group coordinator (group_coordinator.go).
 	groups *coordinator
 
+	// fetchSessions is the fetch session cache (fetch_session.go).
+	fetchSessions *fetchSessionCache
+
 	// budget bounds the request buffers of all connections together.
 	budget *requestBudget
 
@@ -125,6 +128,7 @@ func New(cfg Config, log *slog.Logger) (*Broker, error) {
 	b.mu.conns = map[*conn]struct{}{}
 	b.budget = newRequestBudget(cfg.QueuedMaxRequestBytes, budgetPatience)
 	b.metrics = newBrokerMetrics()
+	b.fetchSessions = newFetchSessionCache(cfg.Replication.FetchSessionCacheSlots)
 	b.cluster.init()
 	if err := b.initTLS(); err != nil {
 		return nil, err

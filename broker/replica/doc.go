@@ -99,8 +99,11 @@
 // broker's keystore and truststore when that listener is SSL or SASL_SSL,
 // the broker's SASL login when it is SASL; Config.ClientOpts): Fetch v13
 // (replica_id = this broker, current_leader_epoch, fetch_offset = log
-// end, last_fetched_epoch, log_start_offset; no fetch session), long
-// polling replica.fetch.wait.max.ms. A partition error (NOT_LEADER,
+// end, last_fetched_epoch, log_start_offset), long polling
+// replica.fetch.wait.max.ms, in an incremental fetch session (KIP-227,
+// fetch_session.go): after the first full fetch, a fetch carries only the
+// partitions whose fetch fields changed and the ones to forget, and the
+// leader answers only the partitions with news. A partition error (NOT_LEADER,
 // FENCED/UNKNOWN_LEADER_EPOCH, ...) or a failed request backs off
 // replica.fetch.backoff.ms; the new leadership comes through the broker.
 //

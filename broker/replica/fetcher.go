@@ -75,6 +75,9 @@ type Fetchers struct {
 	// leaderOf: which fetcher holds each followed partition.
 	leaderOf map[TopicPartition]int32
 	stopped  bool
+	// stats counts the fetches sent and the partitions they carried
+	// (fetch_session.go).
+	stats fetchStats
 }
 
 // NewFetchers returns fetchers that run until Stop.
@@ -144,6 +147,8 @@ type fetcher struct {
 	// client is the kgo client of the leader at clientAddr (owned by run).
 	client     *kgo.Client
 	clientAddr string
+	// sess is the fetch session with the leader (owned by run).
+	sess fetchSession
 }
 
 func (f *fetcher) add(tp TopicPartition, l Local) {
@@ -177,7 +182,9 @@ func (f *fetcher) run() {
 			continue
 		}
 		resp, err := f.send(req)
+		f.fs.stats.count(req)
 		if err != nil {
+			f.sess.reset(f.sess.id)
 			if f.fs.ctx.Err() == nil {
 				f.fs.cfg.Log.Debug("replica fetch failed", "leader", f.leader, "err", err)
 				f.closeClient()
@@ -232,7 +239,7 @@ func (f *fetcher) build(now time.Time) (*kmsg.FetchRequest, map[[16]byte]map[int
 	req.MaxWaitMillis = int32(cfg.WaitMax / time.Millisecond)
 	req.MinBytes = 1
 	req.MaxBytes = cfg.ResponseMaxBytes
-	req.SessionEpoch = -1 // no fetch session (KIP-227): full fetches
+	req.SessionID, req.SessionEpoch = f.sess.id, f.sess.epoch // fetch_session.go
 	locals := map[[16]byte]map[int32]fetched{}
 	topics := map[[16]byte]int{}
 	var next time.Time
@@ -247,6 +254,13 @@ func (f *fetcher) build(now time.Time) (*kmsg.FetchRequest, map[[16]byte]map[int
 		if !ok {
 			continue
 		}
+		if locals[pos.TopicID] == nil {
+			locals[pos.TopicID] = map[int32]fetched{}
+		}
+		locals[pos.TopicID][tp.Partition] = fetched{tp: tp, local: e.local, pos: pos}
+		if !f.sess.changed(tp, pos) {
+			continue // the leader's session has it as it is
+		}
 		i, ok := topics[pos.TopicID]
 		if !ok {
 			i = len(req.Topics)
@@ -254,17 +268,16 @@ func (f *fetcher) build(now time.Time) (*kmsg.FetchRequest, map[[16]byte]map[int
 			t := kmsg.NewFetchRequestTopic()
 			t.Topic, t.TopicID = tp.Topic, pos.TopicID
 			req.Topics = append(req.Topics, t)
-			locals[pos.TopicID] = map[int32]fetched{}
 		}
 		p := kmsg.NewFetchRequestTopicPartition()
 		p.Partition, p.CurrentLeaderEpoch, p.FetchOffset = tp.Partition, pos.LeaderEpoch, pos.LEO
 		p.LastFetchedEpoch, p.LogStartOffset, p.PartitionMaxBytes = pos.LastEpoch, pos.LogStart, cfg.MaxBytes
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
-		locals[pos.TopicID][tp.Partition] = fetched{tp: tp, local: e.local, pos: pos}
 	}
-	if len(req.Topics) == 0 {
+	if len(locals) == 0 {
 		return nil, nil, next
 	}
+	f.sess.forget(req, locals)
 	return req, locals, next
 }
 
@@ -302,8 +315,11 @@ func (f *fetcher) apply(kresp kmsg.Response, locals map[[16]byte]map[int32]fetch
 	if !ok {
 		return
 	}
-	if resp.ErrorCode != 0 {
-		f.backoffAll(locals)
+	if !f.sess.answered(resp, locals) {
+		if resp.ErrorCode != codeFetchSessionIDNotFound && resp.ErrorCode != codeInvalidFetchSessionEpoch &&
+			resp.ErrorCode != codeFetchSessionTopicIDError {
+			f.backoffAll(locals)
+		}
 		return
 	}
 	for _, rt := range resp.Topics {
