@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"time"
 )
 
 // PartitionID names a partition.
@@ -55,6 +56,13 @@ type Config struct {
 	// false while followers do not replicate (the ISR is the leader), so
 	// that no election can pick a replica without the data.
 	ISRIsLive bool
+	// AutoRebalance is auto.leader.rebalance.enable (true): the loop
+	// steps RebalanceCheck every RebalanceInterval
+	// (leader.imbalance.check.interval.seconds, 300 s).
+	AutoRebalance     bool
+	RebalanceInterval time.Duration
+	// ImbalancePercentage is leader.imbalance.per.broker.percentage (10).
+	ImbalancePercentage int
 }
 
 // Core holds the controller's state and makes its decisions. It does no
@@ -79,6 +87,9 @@ type Core struct {
 	// alter is the answer of the AlterPartition being stepped (alter.go);
 	// nil otherwise.
 	alter *alterState
+	// election is the answer of the ElectLeaders being stepped
+	// (preferred.go); nil otherwise.
+	election *electState
 }
 
 // NewCore returns an inactive controller.

@@ -92,6 +92,10 @@ func (c *Core) step(ev Event) Effects {
 		return c.brokersChanged(ev.Brokers)
 	case alterPartition:
 		return c.alterStep(ev.req)
+	case electLeaders:
+		return c.electStep(ev.req)
+	case RebalanceCheck:
+		return c.rebalance(c.cfg.ImbalancePercentage)
 	case TopicsChanged:
 		if ev.All {
 			c.parts = map[PartitionID]*Partition{}
@@ -107,6 +111,7 @@ func (c *Core) step(ev Event) Effects {
 			}
 		}
 		c.alterWritten(ev.Writes, ev.Versions)
+		c.electWritten(ev.Writes)
 	}
 	return Effects{}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"time"
 )
 
 // ErrFenced is a Store's answer when /controller_epoch is no longer at the
@@ -133,13 +134,25 @@ func (c *Controller) submitRequest(done <-chan struct{}, wait bool, r request) {
 func (c *Controller) isActive() bool { a, _, _ := c.core.Active(); return a }
 
 // Run is the loop; it returns when done closes.
+// With AutoRebalance, it steps RebalanceCheck every RebalanceInterval
+// while this broker is the controller (Kafka's auto-leader-rebalance-task).
 func (c *Controller) Run(done <-chan struct{}) {
+	var tick <-chan time.Time
+	if c.cfg.AutoRebalance && c.cfg.RebalanceInterval > 0 {
+		t := time.NewTicker(c.cfg.RebalanceInterval)
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
 		select {
 		case <-done:
 			return
 		case r := <-c.events:
 			c.handle(r)
+		case <-tick:
+			if c.isActive() {
+				c.step(RebalanceCheck{}, false)
+			}
 		}
 	}
 }

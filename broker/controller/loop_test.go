@@ -161,7 +161,7 @@ func newLoopEnv() *loopEnv {
 			fmt.Fprintf(&e.out, "controller: resigned\n")
 		}
 	}
-	e.c = New(Config{ISRIsLive: true, BrokerID: 1, Listener: "INTERNAL"}, e.store, &recordingChannels{out: &e.out}, onChange,
+	e.c = New(Config{ISRIsLive: true, BrokerID: 1, Listener: "INTERNAL", ImbalancePercentage: 10}, e.store, &recordingChannels{out: &e.out}, onChange,
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	return e
 }
@@ -299,6 +299,12 @@ func (e *loopEnv) handle(t *testing.T, d *datadriven.TestData) string {
 			}
 			fmt.Fprintf(&e.out, "  %s-%d %s (partition_epoch %d)\n", r.Partition.Topic, r.Partition.Partition, fmtState(r.State, true), r.PartitionEpoch)
 		}
+	case "electleaders":
+		e.electLeaders(t, d, async)
+	case "rebalance":
+		async(func() {
+			e.c.submit(never, true, func() Event { e.c.step(RebalanceCheck{}, false); return nil })
+		})
 	case "state":
 		var ids []PartitionID
 		for id := range e.store.states {
@@ -319,4 +325,31 @@ func (e *loopEnv) handle(t *testing.T, d *datadriven.TestData) string {
 		return "ok\n"
 	}
 	return e.out.String()
+}
+
+// electLeaders runs `electleaders type=preferred|unclean [partitions=t-0,u-1]`
+// (no partitions: all) and prints the answers.
+func (e *loopEnv) electLeaders(t *testing.T, d *datadriven.TestData, async func(func())) {
+	var typ string
+	d.ScanArgs(t, "type", &typ)
+	req := ElectRequest{Type: ElectPreferred}
+	if typ == "unclean" {
+		req.Type = ElectUnclean
+	}
+	if d.HasArg("partitions") {
+		var ps string
+		d.ScanArgs(t, "partitions", &ps)
+		for _, s := range strings.Split(ps, ",") {
+			i := strings.LastIndexByte(s, '-')
+			n, _ := strconv.Atoi(s[i+1:])
+			req.Partitions = append(req.Partitions, PartitionID{s[:i], int32(n)})
+		}
+	}
+	var results []ElectResult
+	var ok bool
+	async(func() { results, ok = e.c.ElectLeaders(make(chan struct{}), req) })
+	fmt.Fprintf(&e.out, "answer: controller=%v\n", ok)
+	for _, r := range results {
+		fmt.Fprintf(&e.out, "  %s-%d error=%d %s\n", r.Partition.Topic, r.Partition.Partition, r.Error, r.Message)
+	}
 }
