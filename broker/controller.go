@@ -65,7 +65,9 @@ func (b *Broker) startCluster(addr []net.Addr) error {
 	b.refreshBrokers()
 	listener := b.cfg.interBrokerListener()
 	channels := &controller.ChannelManager{Listener: listener, TLS: b.interBrokerTLS(), Go: b.goTracked, Done: b.done, Log: b.log}
-	b.ctl = controller.New(controller.Config{ISRIsLive: isrIsLive, BrokerID: b.cfg.BrokerID, Listener: listener},
+	b.ctl = controller.New(controller.Config{ISRIsLive: isrIsLive, BrokerID: b.cfg.BrokerID, Listener: listener,
+		AutoRebalance: b.cfg.LeaderBalance.Enable, RebalanceInterval: b.cfg.LeaderBalance.CheckInterval,
+		ImbalancePercentage: int(b.cfg.LeaderBalance.PerBrokerPct)},
 		&controller.ZKStore{ZK: b.zk, BrokerID: b.cfg.BrokerID, UncleanDefault: storedDefault("unclean.leader.election.enable")(&b.cfg) == "true"},
 		channels, b.controlChanged, b.log)
 	b.goTracked("controller", func() { b.ctl.Run(b.done) })

@@ -11,7 +11,7 @@ import (
 func TestRebalanceThreshold(t *testing.T) {
 	for _, tc := range []struct {
 		off, total, pct int
-		want          int
+		want            int
 	}{
 		{1, 10, 10, 0}, // 10% is not above 10%
 		{2, 10, 10, 2},
