@@ -27,6 +27,9 @@ type Partition struct {
 	Unclean bool
 	// TopicID is the topic's id (the topic znode's topic_id).
 	TopicID [16]byte
+	// Adding and Removing are the replicas being added and removed by a
+	// reassignment in progress (reassign.go); Replicas is then RS.
+	Adding, Removing []int32
 }
 
 // StateWrite is one partition state the controller wants in ZooKeeper: a
@@ -42,7 +45,13 @@ type StateWrite struct {
 // landed, the requests that tell the brokers (sends.go).
 type Effects struct {
 	Writes []StateWrite
-	Sends  []Send
+	// Topics are the topic znodes to rewrite, in the same multi
+	// (reassignments).
+	Topics []TopicWrite
+	// Completed are the partitions whose reassignment completed: the
+	// loop takes them out of /admin/reassign_partitions.
+	Completed []PartitionID
+	Sends     []Send
 }
 
 // Config is the part of the broker's configuration the decisions use.
@@ -90,6 +99,9 @@ type Core struct {
 	// election is the answer of the ElectLeaders being stepped
 	// (preferred.go); nil otherwise.
 	election *electState
+	// reassigned are the answers of the AlterPartitionReassignments being
+	// stepped (reassign.go); nil otherwise.
+	reassigned []ElectResult
 }
 
 // NewCore returns an inactive controller.
@@ -112,6 +124,7 @@ func (c *Core) Partition(p PartitionID) (Partition, bool) {
 	out := *part
 	out.Replicas = slices.Clone(part.Replicas)
 	out.State.ISR = slices.Clone(part.State.ISR)
+	out.Adding, out.Removing = slices.Clone(part.Adding), slices.Clone(part.Removing)
 	return out, true
 }
 

@@ -33,10 +33,13 @@ type TopicRead struct {
 // PartitionRead is one partition's assignment and state znode (HasState
 // false when it has none yet).
 type PartitionRead struct {
-	Replicas  []int32
-	HasState  bool
-	State     LeaderAndISR
-	ZkVersion int32
+	Replicas []int32
+	// Adding and Removing are the topic znode's adding_replicas and
+	// removing_replicas of the partition (a reassignment in progress).
+	Adding, Removing []int32
+	HasState         bool
+	State            LeaderAndISR
+	ZkVersion        int32
 }
 
 // TopicsChanged: topics were (re)read from ZooKeeper; All when Topics
@@ -79,6 +82,7 @@ func (c *Core) step(ev Event) Effects {
 			c.offline(&eff, dead)
 		}
 		c.online(&eff)
+		c.reassignProgress(&eff) // moves a previous controller left
 		return eff
 	case Resigned:
 		*c = *NewCore(c.cfg)
@@ -94,6 +98,12 @@ func (c *Core) step(ev Event) Effects {
 		return c.alterStep(ev.req)
 	case electLeaders:
 		return c.electStep(ev.req)
+	case reassign:
+		return c.reassignStep(ev.reqs)
+	case reassignCheck:
+		var eff Effects
+		c.reassignProgress(&eff)
+		return eff
 	case RebalanceCheck:
 		return c.rebalance(c.cfg.ImbalancePercentage)
 	case TopicsChanged:
@@ -146,7 +156,8 @@ func (c *Core) readTopics(ts []TopicRead) {
 			continue
 		}
 		for i, pr := range t.Partitions {
-			p := &Partition{Replicas: slices.Clone(pr.Replicas), ZkVersion: -1, Unclean: t.Unclean, TopicID: t.TopicID}
+			p := &Partition{Replicas: slices.Clone(pr.Replicas), ZkVersion: -1, Unclean: t.Unclean, TopicID: t.TopicID,
+				Adding: slices.Clone(pr.Adding), Removing: slices.Clone(pr.Removing)}
 			if pr.HasState {
 				p.State, p.ZkVersion, p.HasState = pr.State, pr.ZkVersion, true
 				p.State.ISR = slices.Clone(pr.State.ISR)

@@ -25,10 +25,13 @@ type Store interface {
 	Brokers() (map[int32]BrokerInfo, error)
 	// Topics reads the named topics (every topic when names is nil).
 	Topics(names []string) ([]TopicRead, error)
-	// WriteStates writes the states in one multi whose first op checks
-	// /controller_epoch at epochZkVersion (ErrFenced when it fails) and
-	// returns the state znodes' new versions.
-	WriteStates(epochZkVersion int32, ws []StateWrite) ([]int32, error)
+	// Write writes the states and topic znodes in one multi whose first
+	// op checks /controller_epoch at epochZkVersion (ErrFenced when it
+	// fails) and returns the state znodes' new versions.
+	Write(epochZkVersion int32, ws []StateWrite, ts []TopicWrite) ([]int32, error)
+	// ReassignmentsDone takes completed moves out of
+	// /admin/reassign_partitions (deleting it when none remain).
+	ReassignmentsDone(epochZkVersion int32, ids []PartitionID) error
 }
 
 // Controller runs Core in its own loop: the loop goroutine is the only one
@@ -184,12 +187,12 @@ func (c *Controller) step(ev Event, retry bool) {
 			c.onChange(now, epoch, version)
 		}
 	}
-	if len(eff.Writes) == 0 {
+	if len(eff.Writes) == 0 && len(eff.Topics) == 0 {
 		c.send(eff.Sends)
 		return
 	}
 	_, _, version := c.core.Active()
-	versions, err := c.store.WriteStates(version, eff.Writes)
+	versions, err := c.store.Write(version, eff.Writes, eff.Topics)
 	switch {
 	case errors.Is(err, ErrFenced):
 		c.log.Warn("controller: fenced by a newer controller; resigning")
@@ -197,7 +200,7 @@ func (c *Controller) step(ev Event, retry bool) {
 		return
 	case err != nil:
 		c.log.Warn("controller: writing partition states; re-reading them", "err", err)
-		if ts, rerr := c.store.Topics(topicsOf(eff.Writes)); rerr == nil {
+		if ts, rerr := c.store.Topics(topicsOf(eff)); rerr == nil {
 			if cs, ok := ev.(ControlledShutdown); ok && retry {
 				c.core.readTopics(ts) // and decide the shutdown again
 				c.step(cs, false)
@@ -211,6 +214,11 @@ func (c *Controller) step(ev Event, retry bool) {
 	}
 	c.core.Step(StatesWritten{Writes: eff.Writes, Versions: versions})
 	c.send(eff.Sends)
+	if len(eff.Completed) > 0 {
+		if err := c.store.ReassignmentsDone(version, eff.Completed); err != nil {
+			c.log.Warn("controller: updating /admin/reassign_partitions", "err", err)
+		}
+	}
 }
 
 // setBrokers records the live brokers and gives each its queue.
@@ -248,11 +256,16 @@ func (c *Controller) elect() Event {
 	return Elected{Epoch: epoch, EpochZkVersion: version, Brokers: map[int32]int64{}}
 }
 
-func topicsOf(ws []StateWrite) []string {
+func topicsOf(eff Effects) []string {
 	var out []string
-	for _, w := range ws {
+	for _, w := range eff.Writes {
 		if !slices.Contains(out, w.Partition.Topic) {
 			out = append(out, w.Partition.Topic)
+		}
+	}
+	for _, t := range eff.Topics {
+		if !slices.Contains(out, t.Topic) {
+			out = append(out, t.Topic)
 		}
 	}
 	return out

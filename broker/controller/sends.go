@@ -67,6 +67,16 @@ type batch struct {
 	brokerList   bool                           // the live brokers changed: UpdateMetadata to all
 	deleted      map[PartitionID][]int32        // deleted partitions and their replicas
 	stopped      map[int32][]PartitionID        // StopReplica without delete, by broker
+	removed      map[int32][]PartitionID        // StopReplica with delete (reassignment), by broker
+}
+
+// remove records a StopReplica with delete of id for broker (a replica
+// a reassignment removed), sent after the one without delete.
+func (b *batch) remove(broker int32, id PartitionID) {
+	if b.removed == nil {
+		b.removed = map[int32][]PartitionID{}
+	}
+	b.removed[broker] = append(b.removed[broker], id)
 }
 
 // stop records a StopReplica (no delete) of id for broker.
@@ -226,6 +236,9 @@ func (c *Core) sends(b *batch) []Send {
 		}
 		if len(b.stopped[to]) > 0 {
 			out = append(out, Send{To: to, Kind: StopReplica, Partitions: b.stopped[to]})
+		}
+		if len(b.removed[to]) > 0 {
+			out = append(out, Send{To: to, Kind: StopReplica, Partitions: b.removed[to], Delete: true})
 		}
 	}
 	return out
