@@ -92,6 +92,13 @@ func createTopic(t testing.TB, cl *kafkaenv.Cluster, topic string, partitions in
 	if r, err := adm.CreateTopic(ctxT(t), partitions, rf, nil, topic); err != nil || r.Err != nil {
 		t.Fatalf("create %s: %v %v", topic, err, r.Err)
 	}
+	waitLed(t, cl, topic, int(partitions))
+}
+
+// waitLed waits until the metadata gives topic's n partitions a leader.
+func waitLed(t testing.TB, cl *kafkaenv.Cluster, topic string, partitions int) {
+	t.Helper()
+	adm := kadm.NewClient(client(t, cl))
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		td, err := adm.ListTopics(ctxT(t), topic)
 		n := 0
@@ -100,7 +107,7 @@ func createTopic(t testing.TB, cl *kafkaenv.Cluster, topic string, partitions in
 				n++
 			}
 		}
-		if n == int(partitions) {
+		if n == partitions {
 			return
 		}
 		if time.Now().After(deadline) {
