@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/zkafka/zkafka/broker/controller"
 	"github.com/zkafka/zkafka/broker/zkmeta"
 )
@@ -65,6 +66,7 @@ func (b *Broker) startCluster(addr []net.Addr) error {
 	b.refreshBrokers()
 	listener := b.cfg.interBrokerListener()
 	channels := &controller.ChannelManager{Listener: listener, TLS: b.interBrokerTLS(), Go: b.goTracked, Done: b.done, Log: b.log}
+	channels.Answered = func(to int32, resp kmsg.Response) { b.ctl.Answered(b.done, to, resp) }
 	b.ctl = controller.New(controller.Config{ISRIsLive: isrIsLive, BrokerID: b.cfg.BrokerID, Listener: listener,
 		AutoRebalance: b.cfg.LeaderBalance.Enable, RebalanceInterval: b.cfg.LeaderBalance.CheckInterval,
 		ImbalancePercentage: int(b.cfg.LeaderBalance.PerBrokerPct)},
@@ -341,34 +343,13 @@ func (b *Broker) deleteTopicsLoop() {
 	}
 }
 
-// deleteTopics deletes the marked topics' znodes (as controller); every
-// broker drops the local data when the topic leaves /brokers/topics.
+// deleteTopics hands the marked topics to the controller's loop
+// (controller/deletion.go), which ignores them unless this broker is the
+// controller; the topic's znodes go once every replica answered
+// StopReplica with delete, and every broker drops its data when the
+// topic leaves /brokers/topics.
 func (b *Broker) deleteTopics(names []string) {
-	for _, name := range names {
-		if err := b.deleteTopicZNodes(name); err != nil {
-			if !errors.Is(err, errNotController) {
-				b.log.Warn("deleting topic", "topic", name, "err", err)
-			}
-			return
-		}
+	if len(names) > 0 {
+		b.ctl.DeleteTopics(b.done, names)
 	}
-}
-
-func (b *Broker) deleteTopicZNodes(name string) error {
-	check, _, err := b.epochCheck()
-	if err != nil {
-		return err
-	}
-	// Verify we are still controller before the (non-atomic) recursive
-	// delete; ZooKeeper has no recursive delete in one multi.
-	if err := b.zk.Multi(check); err != nil {
-		return fmt.Errorf("controller epoch check: %w", err)
-	}
-	for _, p := range []string{zkmeta.TopicPath(name), zkmeta.TopicConfigPath(name), zkmeta.DeleteTopicPath(name)} {
-		if err := b.zk.DeleteRecursive(p); err != nil {
-			return err
-		}
-	}
-	b.dropTopic(name)
-	return nil
 }

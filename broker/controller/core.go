@@ -51,7 +51,10 @@ type Effects struct {
 	// Completed are the partitions whose reassignment completed: the
 	// loop takes them out of /admin/reassign_partitions.
 	Completed []PartitionID
-	Sends     []Send
+	// Deletes are the topics whose deletion completed: the loop deletes
+	// their znodes (deletion.go).
+	Deletes []string
+	Sends   []Send
 }
 
 // Config is the part of the broker's configuration the decisions use.
@@ -102,11 +105,15 @@ type Core struct {
 	// reassigned are the answers of the AlterPartitionReassignments being
 	// stepped (reassign.go); nil otherwise.
 	reassigned []ElectResult
+	// deleting are the topics being deleted (deletion.go); their
+	// partitions are not in parts.
+	deleting map[string]*deletion
 }
 
 // NewCore returns an inactive controller.
 func NewCore(cfg Config) *Core {
-	return &Core{cfg: cfg, live: map[int32]int64{}, parts: map[PartitionID]*Partition{}, shuttingDown: map[int32]bool{}}
+	return &Core{cfg: cfg, live: map[int32]int64{}, parts: map[PartitionID]*Partition{}, shuttingDown: map[int32]bool{},
+		deleting: map[string]*deletion{}}
 }
 
 // Active reports whether this broker is the controller, and its epoch and

@@ -69,7 +69,7 @@ func (c *Core) step(ev Event) Effects {
 	switch ev := ev.(type) {
 	case Elected:
 		c.active, c.epoch, c.epochZkVersion = true, ev.Epoch, ev.EpochZkVersion
-		c.live, c.parts = map[int32]int64{}, map[PartitionID]*Partition{}
+		c.live, c.parts, c.deleting = map[int32]int64{}, map[PartitionID]*Partition{}, map[string]*deletion{}
 		for id, e := range ev.Brokers {
 			c.live[id] = e
 		}
@@ -98,6 +98,14 @@ func (c *Core) step(ev Event) Effects {
 		return c.alterStep(ev.req)
 	case electLeaders:
 		return c.electStep(ev.req)
+	case DeleteTopics:
+		var eff Effects
+		c.startDeletions(&eff, ev.Topics)
+		return eff
+	case StopReplicaAnswered:
+		var eff Effects
+		c.stopAnswered(&eff, ev)
+		return eff
 	case reassign:
 		return c.reassignStep(ev.reqs)
 	case reassignCheck:
@@ -110,6 +118,7 @@ func (c *Core) step(ev Event) Effects {
 		if ev.All {
 			c.parts = map[PartitionID]*Partition{}
 		}
+		c.forgetDeletions(ev.Topics, ev.All)
 		c.readTopics(ev.Topics)
 		var eff Effects
 		c.online(&eff)
@@ -147,6 +156,9 @@ func (c *Core) deadReplicas() []int32 {
 // readTopics replaces what the controller knows of the topics read.
 func (c *Core) readTopics(ts []TopicRead) {
 	for _, t := range ts {
+		if c.deleting[t.Topic] != nil {
+			continue // out of leadership until its znodes are gone
+		}
 		for id := range c.parts {
 			if id.Topic == t.Topic {
 				delete(c.parts, id)

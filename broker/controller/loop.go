@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"slices"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // ErrFenced is a Store's answer when /controller_epoch is no longer at the
@@ -32,6 +34,10 @@ type Store interface {
 	// ReassignmentsDone takes completed moves out of
 	// /admin/reassign_partitions (deleting it when none remain).
 	ReassignmentsDone(epochZkVersion int32, ids []PartitionID) error
+	// DeleteTopic deletes a topic's znodes (its assignment and states,
+	// its config, its /admin/delete_topics marker) once /controller_epoch
+	// is checked at epochZkVersion.
+	DeleteTopic(epochZkVersion int32, name string) error
 }
 
 // Controller runs Core in its own loop: the loop goroutine is the only one
@@ -187,11 +193,11 @@ func (c *Controller) step(ev Event, retry bool) {
 			c.onChange(now, epoch, version)
 		}
 	}
+	_, _, version := c.core.Active()
 	if len(eff.Writes) == 0 && len(eff.Topics) == 0 {
-		c.send(eff.Sends)
+		c.finish(eff, version)
 		return
 	}
-	_, _, version := c.core.Active()
 	versions, err := c.store.Write(version, eff.Writes, eff.Topics)
 	switch {
 	case errors.Is(err, ErrFenced):
@@ -213,12 +219,48 @@ func (c *Controller) step(ev Event, retry bool) {
 		return
 	}
 	c.core.Step(StatesWritten{Writes: eff.Writes, Versions: versions})
+	c.finish(eff, version)
+}
+
+// finish carries out a step's effects after its writes landed: the
+// requests, then the bookkeeping znodes (completed moves, deleted
+// topics).
+func (c *Controller) finish(eff Effects, version int32) {
 	c.send(eff.Sends)
 	if len(eff.Completed) > 0 {
 		if err := c.store.ReassignmentsDone(version, eff.Completed); err != nil {
 			c.log.Warn("controller: updating /admin/reassign_partitions", "err", err)
 		}
 	}
+	for _, name := range eff.Deletes {
+		if err := c.store.DeleteTopic(version, name); err != nil {
+			c.log.Warn("controller: deleting topic znodes", "topic", name, "err", err)
+			continue
+		}
+		c.log.Info("controller: topic deleted", "topic", name)
+	}
+}
+
+// DeleteTopics starts the deletion of the topics marked in
+// /admin/delete_topics (deletion.go). It does not wait.
+func (c *Controller) DeleteTopics(done <-chan struct{}, names []string) {
+	names = slices.Clone(names)
+	c.submit(done, false, func() Event { return DeleteTopics{Topics: names} })
+}
+
+// Answered takes a broker's answer to one of the controller's requests
+// (ChannelManager.Answered): StopReplica answers complete deletions. It
+// does not wait.
+func (c *Controller) Answered(done <-chan struct{}, to int32, resp kmsg.Response) {
+	r, ok := resp.(*kmsg.StopReplicaResponse)
+	if !ok {
+		return
+	}
+	ev := StopReplicaAnswered{Broker: to, Error: r.ErrorCode}
+	for _, p := range r.Partitions {
+		ev.Results = append(ev.Results, StopResult{Partition: PartitionID{p.Topic, p.Partition}, Error: p.ErrorCode})
+	}
+	c.submit(done, false, func() Event { return ev })
 }
 
 // setBrokers records the live brokers and gives each its queue.

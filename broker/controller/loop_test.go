@@ -12,6 +12,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/go-zookeeper/zk"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestController runs the scripts in testdata: a Controller whose loop is
@@ -107,6 +108,17 @@ func (s *recordingStore) Topics(names []string) ([]TopicRead, error) {
 		out = append(out, tr)
 	}
 	return out, nil
+}
+
+func (s *recordingStore) DeleteTopic(epochZkVersion int32, name string) error {
+	fmt.Fprintf(s.out, "zk: check /controller_epoch version %d, delete topic %s\n", epochZkVersion, name)
+	delete(s.topics, name)
+	for id := range s.states {
+		if id.Topic == name {
+			delete(s.states, id)
+		}
+	}
+	return nil
 }
 
 func (s *recordingStore) ReassignmentsDone(epochZkVersion int32, ids []PartitionID) error {
@@ -334,6 +346,36 @@ func (e *loopEnv) handle(t *testing.T, d *datadriven.TestData) string {
 		}
 	case "electleaders":
 		e.electLeaders(t, d, async)
+	case "deletetopic":
+		var name string
+		d.ScanArgs(t, "name", &name)
+		e.c.DeleteTopics(never, []string{name})
+	case "deleting":
+		var name string
+		d.ScanArgs(t, "name", &name)
+		async(func() {
+			e.c.submit(never, true, func() Event {
+				brokers, ok := e.c.core.Deleting(name)
+				fmt.Fprintf(&e.out, "deleting=%v pending=%v\n", ok, brokers)
+				return nil
+			})
+		})
+	case "stopanswer":
+		var broker int
+		d.ScanArgs(t, "broker", &broker)
+		resp := kmsg.NewPtrStopReplicaResponse()
+		for _, a := range d.CmdArgs[1:] {
+			i := strings.LastIndexByte(a.Key, '-')
+			n, _ := strconv.Atoi(a.Key[i+1:])
+			rp := kmsg.NewStopReplicaResponsePartition()
+			rp.Topic, rp.Partition = a.Key[:i], int32(n)
+			if len(a.Vals) > 0 {
+				code, _ := strconv.Atoi(a.Vals[0])
+				rp.ErrorCode = int16(code)
+			}
+			resp.Partitions = append(resp.Partitions, rp)
+		}
+		e.c.Answered(never, int32(broker), resp)
 	case "reassign":
 		e.reassign(t, d, async)
 	case "reassignments":

@@ -94,3 +94,21 @@ func (s *ZKStore) ReassignmentsDone(epochZkVersion int32, ids []PartitionID) err
 	}
 	return s.ZK.Multi(check, &zk.SetDataRequest{Path: ReassignPath, Data: zkmeta.MustJSON(z), Version: st.Version})
 }
+
+// DeleteTopic deletes name's znodes once the controller epoch is checked
+// (ZooKeeper has no recursive delete in one multi, so the check comes
+// first, as Kafka's).
+func (s *ZKStore) DeleteTopic(epochZkVersion int32, name string) error {
+	if err := s.ZK.Multi(&zk.CheckVersionRequest{Path: "/controller_epoch", Version: epochZkVersion}); err != nil {
+		if errors.Is(err, zk.ErrBadVersion) {
+			return ErrFenced
+		}
+		return err
+	}
+	for _, p := range []string{zkmeta.TopicPath(name), zkmeta.TopicConfigPath(name), zkmeta.DeleteTopicPath(name)} {
+		if err := s.ZK.DeleteRecursive(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
