@@ -168,7 +168,7 @@ func TestAdvertisedVersions(t *testing.T) {
 		4: {7, 7}, 5: {4, 4}, 6: {8, 8}, 7: {3, 3},
 		17: {0, 1}, 36: {0, 2}, 50: {0, 0}, 51: {0, 0}, // SASL, SCRAM credentials
 		29: {0, 3}, 30: {0, 3}, 31: {0, 3}, // ACLs
-		56: {0, 3}, // AlterPartition
+		56: {0, 3},                         // AlterPartition
 		43: {0, 2}, 45: {0, 0}, 46: {0, 0}, // ElectLeaders, partition reassignments
 	}
 	got := advertisedVersions()
