@@ -80,6 +80,12 @@ func (b *Broker) startCluster(addr []net.Addr) error {
 	b.goTracked("zk-brokers", b.brokersLoop)
 	b.goTracked("zk-topics", b.topicsLoop)
 	b.goTracked("zk-delete-topics", b.deleteTopicsLoop)
+	b.goTracked("zk-preferred-election", func() {
+		b.watchAdminZNode(preferredElectionPath, b.preferredElectionZNodeAsked)
+	})
+	b.goTracked("zk-reassign-partitions", func() {
+		b.watchAdminZNode(controller.ReassignPath, b.reassignZNodeAsked)
+	})
 	b.goTracked("zk-config-changes", b.configChangesLoop)
 	b.startACLChangeLoops()
 	return nil
@@ -200,10 +206,17 @@ func (b *Broker) controlChanged(active bool, epoch, epochZkVersion int32) {
 		return
 	}
 	b.cluster.setController(b.cfg.BrokerID)
-	// Deletions left pending by the previous controller.
+	// Deletions, elections and moves left pending by the previous
+	// controller, or asked for while none was.
 	b.goTracked("controller-deletions", func() {
 		if names, err := b.zk.Children("/admin/delete_topics"); err == nil {
 			b.deleteTopics(names)
+		}
+		if ok, _ := b.zk.Exists(preferredElectionPath); ok {
+			b.preferredElectionZNodeAsked()
+		}
+		if ok, _ := b.zk.Exists(controller.ReassignPath); ok {
+			b.reassignZNodeAsked()
 		}
 	})
 }

@@ -27,7 +27,7 @@ import (
 //	           the move; no move in progress: NO_REASSIGNMENT_IN_PROGRESS
 //	replace    a new target while one is in progress: ORS is kept; the
 //	           replicas added by the old move and not in the new RS are
-//	           stopped and deleted
+//	           stopped and deleted; the same target again changes nothing
 //
 // A target that is empty, has duplicates or negative ids, or adds a
 // broker that is not live: INVALID_REPLICA_ASSIGNMENT.
@@ -113,6 +113,9 @@ func (c *Core) startMove(eff *Effects, r Reassign) (int16, string) {
 	}
 	if msg := c.invalidTarget(p, target); msg != "" {
 		return CodeInvalidReplicaAssignment, msg
+	}
+	if p.moving() && slices.Equal(target, p.target()) {
+		return CodeNone, "" // asked again (the znode re-read): under way
 	}
 	origin, oldAdding := p.origin(), p.Adding
 	rs := slices.Clone(target)
