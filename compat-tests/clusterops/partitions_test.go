@@ -42,8 +42,17 @@ func TestCreatePartitionsOnACluster(t *testing.T) {
 		rs = append(rs, &kgo.Record{Topic: "grow", Partition: part, Value: []byte("v")})
 	}
 	p := client(t, cl, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err := p.ProduceSync(ctxT(t), rs...).FirstErr(); err != nil {
-		t.Fatalf("produce to the new partitions: %v", err)
+	// A broker's metadata may still show 3 partitions for a moment (its
+	// UpdateMetadata is on its way): retry, bounded.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		err := p.ProduceSync(ctxT(t), rs...).FirstErr()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("produce to the new partitions: %v", err)
+		}
+		p.ForceMetadataRefresh()
 	}
 	c := client(t, cl, kgo.ConsumeTopics("grow"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
