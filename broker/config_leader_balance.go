@@ -32,7 +32,7 @@ func (c *LeaderBalanceConfig) parseProperty(k, v string) (ok bool, err error) {
 			c.CheckInterval = time.Duration(s) * time.Second
 		}
 	case "leader.imbalance.per.broker.percentage":
-		err = intIn(v, 0, math.MaxInt32, &c.PerBrokerPct)
+		err = intIn(v, math.MinInt32, math.MaxInt32, &c.PerBrokerPct) // no range in Kafka
 	default:
 		return false, nil
 	}
