@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -300,9 +301,14 @@ func (b *Broker) createPartitions(name string, count int32, assignment [][]int32
 	if validateOnly {
 		return nil
 	}
-	_, st, err := b.zk.Get(zkmeta.TopicPath(name))
+	data, st, err := b.zk.Get(zkmeta.TopicPath(name))
 	if err != nil {
 		return err
+	}
+	var moves zkmeta.TopicZNode
+	if json.Unmarshal(data, &moves) == nil && (len(moves.AddingReplicas) > 0 || len(moves.RemovingReplicas) > 0) {
+		// REASSIGNMENT_IN_PROGRESS, as Kafka's ZooKeeper-mode admin manager.
+		return adminErr(60, "A partition reassignment is in progress for the topic '%s'.", name)
 	}
 	all := append(append([][]int32(nil), t.replicas...), add...)
 	if _, err := b.zk.Set(zkmeta.TopicPath(name), zkmeta.EncodeTopicZNode(t.id, all), st.Version); err != nil {

@@ -2,10 +2,13 @@ package clusterops
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
 )
@@ -63,5 +66,38 @@ func TestCreatePartitionsOnACluster(t *testing.T) {
 	}
 	if len(got) != 3 {
 		t.Fatalf("read back from partitions %v, want 3, 4, 5", got)
+	}
+}
+
+// TestCreatePartitionsDuringAMove: a topic whose znode has a move in
+// progress (adding_replicas) is not grown: REASSIGNMENT_IN_PROGRESS, as
+// Kafka (growing it would drop the move from the znode).
+func TestCreatePartitionsDuringAMove(t *testing.T) {
+	cl := kafkaenv.StartCluster(t, 3, fast(0))
+	createAssigned(t, cl, "busy", [][]int32{{1, 2}})
+	z := cl.Brokers[0].ZK()
+	path := cl.Brokers[0].Path("/brokers/topics/busy")
+	data, st, err := z.Get(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tz map[string]any
+	if err := json.Unmarshal(data, &tz); err != nil {
+		t.Fatal(err)
+	}
+	tz["partitions"] = map[string][]int32{"0": {3, 1, 2}}
+	tz["adding_replicas"] = map[string][]int32{"0": {3}}
+	tz["removing_replicas"] = map[string][]int32{"0": {1}}
+	moving, _ := json.Marshal(tz)
+	if _, err := z.Set(path, moving, st.Version); err != nil {
+		t.Fatal(err)
+	}
+	adm := kadm.NewClient(client(t, cl))
+	rs, err := adm.CreatePartitions(ctxT(t), 1, "busy")
+	if err == nil {
+		err = rs["busy"].Err
+	}
+	if !errors.Is(err, kerr.ReassignmentInProgress) {
+		t.Fatalf("CreatePartitions during a move: %v, want REASSIGNMENT_IN_PROGRESS", err)
 	}
 }
