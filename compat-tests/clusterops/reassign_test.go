@@ -78,8 +78,10 @@ func TestReassignUnderAcksAllLoad(t *testing.T) {
 		t.Fatalf("AlterPartitionAssignments: %v %v", err, rs.Error())
 	}
 	sawMove := false
+	set := kadm.TopicsSet{}
+	set.Add("mv", 0)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		ls, err := adm.ListPartitionReassignments(ctx, nil)
+		ls, err := adm.ListPartitionReassignments(ctx, set)
 		if err != nil {
 			t.Fatalf("ListPartitionReassignments: %v", err)
 		}
