@@ -30,7 +30,7 @@ func handleElectLeaders(c *conn, req *kmsg.ElectLeadersRequest) (kmsg.Response, 
 			ereq.Partitions = append(ereq.Partitions, controller.PartitionID{Topic: rt.Topic, Partition: p})
 		}
 	}
-	var results []controller.ElectResult
+	var results []controller.PartitionResult
 	switch {
 	case ereq.Type != controller.ElectPreferred && ereq.Type != controller.ElectUnclean:
 		resp.ErrorCode = kerr.InvalidRequest.Code
@@ -75,10 +75,10 @@ func handleElectLeaders(c *conn, req *kmsg.ElectLeadersRequest) (kmsg.Response, 
 }
 
 // everyPartition answers each partition asked for with code.
-func everyPartition(ids []controller.PartitionID, code int16) []controller.ElectResult {
-	out := make([]controller.ElectResult, 0, len(ids))
+func everyPartition(ids []controller.PartitionID, code int16) []controller.PartitionResult {
+	out := make([]controller.PartitionResult, 0, len(ids))
 	for _, id := range ids {
-		out = append(out, controller.ElectResult{Partition: id, Error: code})
+		out = append(out, controller.PartitionResult{Partition: id, Error: code})
 	}
 	return out
 }

@@ -36,7 +36,7 @@ func handleAlterReassignments(c *conn, req *kmsg.AlterPartitionAssignmentsReques
 			reqs = append(reqs, controller.Reassign{Partition: controller.PartitionID{Topic: rt.Topic, Partition: rp.Partition}, Target: rp.Replicas})
 		}
 	}
-	var results []controller.ElectResult
+	var results []controller.PartitionResult
 	ok := false
 	if active, _, _ := c.b.ctrl.get(); active && c.b.ctl != nil {
 		results, ok = c.b.ctl.AlterReassignments(c.b.done, reqs)

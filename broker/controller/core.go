@@ -104,7 +104,7 @@ type Core struct {
 	election *electState
 	// reassigned are the answers of the AlterPartitionReassignments being
 	// stepped (reassign.go); nil otherwise.
-	reassigned []ElectResult
+	reassigned []PartitionResult
 	// deleting are the topics being deleted (deletion.go); their
 	// partitions are not in parts.
 	deleting map[string]*deletion

@@ -428,7 +428,7 @@ func (e *loopEnv) electLeaders(t *testing.T, d *datadriven.TestData, async func(
 			req.Partitions = append(req.Partitions, PartitionID{s[:i], int32(n)})
 		}
 	}
-	var results []ElectResult
+	var results []PartitionResult
 	var ok bool
 	async(func() { results, ok = e.c.ElectLeaders(make(chan struct{}), req) })
 	fmt.Fprintf(&e.out, "answer: controller=%v\n", ok)
@@ -455,7 +455,7 @@ func (e *loopEnv) reassign(t *testing.T, d *datadriven.TestData, async func(func
 		}
 		reqs = append(reqs, r)
 	}
-	var results []ElectResult
+	var results []PartitionResult
 	var ok bool
 	async(func() { results, ok = e.c.AlterReassignments(make(chan struct{}), reqs) })
 	fmt.Fprintf(&e.out, "answer: controller=%v\n", ok)

@@ -48,8 +48,9 @@ type ElectRequest struct {
 	Partitions []PartitionID
 }
 
-// ElectResult is one partition's answer.
-type ElectResult struct {
+// PartitionResult is one partition's answer to an ElectLeaders or an
+// AlterPartitionReassignments request.
+type PartitionResult struct {
 	Partition PartitionID
 	Error     int16
 	Message   string
@@ -68,7 +69,7 @@ func (RebalanceCheck) isEvent() {}
 
 // electState is the answer being built for the request in the step.
 type electState struct {
-	results []ElectResult
+	results []PartitionResult
 	written map[PartitionID]int // partitions written → answer index
 }
 
@@ -81,7 +82,7 @@ func (c *Core) electStep(req ElectRequest) Effects {
 		ids = c.sortedIDs()
 	}
 	for _, id := range ids {
-		res := ElectResult{Partition: id}
+		res := PartitionResult{Partition: id}
 		next, code := c.elect(id, req.Type)
 		if code == CodeNone {
 			c.write(&eff, id, next)
@@ -166,7 +167,7 @@ func (c *Core) electWritten(ws []StateWrite) {
 
 // takeElect returns the answer of the last electStep; nil and false if
 // this broker is not (or no longer) the controller.
-func (c *Core) takeElect() ([]ElectResult, bool) {
+func (c *Core) takeElect() ([]PartitionResult, bool) {
 	st := c.election
 	c.election = nil
 	if st == nil || !c.active {
@@ -209,7 +210,7 @@ func (c *Core) rebalance(pct int) Effects {
 // ElectLeaders runs req through the loop and returns the answers, one per
 // partition (every partition when req.Partitions is nil); ok is false
 // when this broker is not the controller.
-func (c *Controller) ElectLeaders(done <-chan struct{}, req ElectRequest) (results []ElectResult, ok bool) {
+func (c *Controller) ElectLeaders(done <-chan struct{}, req ElectRequest) (results []PartitionResult, ok bool) {
 	c.submit(done, true, func() Event {
 		c.step(electLeaders{req}, false)
 		results, ok = c.core.takeElect()

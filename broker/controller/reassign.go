@@ -89,10 +89,10 @@ func (p *Partition) target() []int32 {
 // reassignStep decides reqs; the answers are kept for takeReassign.
 func (c *Core) reassignStep(reqs []Reassign) Effects {
 	var eff Effects
-	c.reassigned = make([]ElectResult, 0, len(reqs))
+	c.reassigned = make([]PartitionResult, 0, len(reqs))
 	for _, r := range reqs {
 		code, msg := c.startMove(&eff, r)
-		c.reassigned = append(c.reassigned, ElectResult{Partition: r.Partition, Error: code, Message: msg})
+		c.reassigned = append(c.reassigned, PartitionResult{Partition: r.Partition, Error: code, Message: msg})
 	}
 	return eff
 }
@@ -259,7 +259,7 @@ func (c *Core) Reassignments(ids []PartitionID) []Reassignment {
 
 // takeReassign returns the answers of the last reassignStep; false when
 // this broker is no longer the controller.
-func (c *Core) takeReassign() ([]ElectResult, bool) {
+func (c *Core) takeReassign() ([]PartitionResult, bool) {
 	r := c.reassigned
 	c.reassigned = nil
 	return r, c.active && r != nil
@@ -278,7 +278,7 @@ func minus(a, b []int32) []int32 {
 // AlterReassignments runs reqs through the loop: the answers, one per
 // request in order (Error CodeNone: started, or done); ok is false when
 // this broker is not the controller.
-func (c *Controller) AlterReassignments(done <-chan struct{}, reqs []Reassign) (results []ElectResult, ok bool) {
+func (c *Controller) AlterReassignments(done <-chan struct{}, reqs []Reassign) (results []PartitionResult, ok bool) {
 	c.submit(done, true, func() Event {
 		c.step(reassign{reqs}, false)
 		results, ok = c.core.takeReassign()
