@@ -108,12 +108,15 @@ type Core struct {
 	// deleting are the topics being deleted (deletion.go); their
 	// partitions are not in parts.
 	deleting map[string]*deletion
+	// strays are the replicas moves removed from brokers that were down,
+	// to delete when they register again (reassign.go).
+	strays map[int32][]PartitionID
 }
 
 // NewCore returns an inactive controller.
 func NewCore(cfg Config) *Core {
 	return &Core{cfg: cfg, live: map[int32]int64{}, parts: map[PartitionID]*Partition{}, shuttingDown: map[int32]bool{},
-		deleting: map[string]*deletion{}}
+		deleting: map[string]*deletion{}, strays: map[int32][]PartitionID{}}
 }
 
 // Active reports whether this broker is the controller, and its epoch and

@@ -160,7 +160,8 @@
 // A replica whose StopReplica with delete failed on a live broker is
 // retried only when that broker registers again (Kafka also retries on
 // other events). A replica a reassignment removed while its broker was
-// down keeps its data (Kafka deletes it when the broker returns). The
+// down is deleted when the broker registers again, by this controller
+// only (a new controller does not know of it). The
 // replication throttles (leader/follower.replication.throttled.rate and
 // .replicas) are not applied to the moves. Each /brokers/topics change re-reads every
 // topic (Kafka's controller reads only the new ones), and a new topic's

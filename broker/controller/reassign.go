@@ -209,12 +209,28 @@ func (c *Core) reassignProgress(eff *Effects) {
 }
 
 // removeReplicaData stops broker's replica of id and deletes its data
-// (Kafka's OfflineReplica then ReplicaDeletionStarted), if it is live.
+// (Kafka's OfflineReplica then ReplicaDeletionStarted); a broker that is
+// down is told when it registers again (strays).
 func (c *Core) removeReplicaData(broker int32, id PartitionID) {
-	if c.isRegistered(broker) {
-		c.batch.stop(broker, id)
-		c.batch.remove(broker, id)
+	if !c.isRegistered(broker) {
+		if !slices.Contains(c.strays[broker], id) {
+			c.strays[broker] = append(c.strays[broker], id)
+		}
+		return
 	}
+	c.batch.stop(broker, id)
+	c.batch.remove(broker, id)
+}
+
+// deleteStrays tells a broker that registered the replicas moves removed
+// from it while it was down to delete their data.
+func (c *Core) deleteStrays(b *batch, broker int32) {
+	for _, id := range c.strays[broker] {
+		if p := c.parts[id]; p == nil || !slices.Contains(p.Replicas, broker) {
+			b.remove(broker, id)
+		}
+	}
+	delete(c.strays, broker)
 }
 
 // writeTopic records that topic's znode is to be rewritten from what Core

@@ -179,6 +179,7 @@ func (c *Core) Step(ev Event) Effects {
 func (c *Core) brokerStarted(b *batch, id int32) {
 	b.fullUpdate[id], b.brokerList = true, true
 	c.resumeDeletions(b, id)
+	c.deleteStrays(b, id)
 	c.replicasChanged(b, id)
 	for pid, p := range c.parts {
 		if p.HasState && slices.Contains(p.Replicas, id) {
