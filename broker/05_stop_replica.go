@@ -72,13 +72,17 @@ func (b *Broker) deleteReplica(name string, p int32) error {
 	b.cluster.applyMu.Lock()
 	defer b.cluster.applyMu.Unlock()
 	if t := b.cluster.topic(name); t != nil {
-		if part := t.partition(p); part != nil {
+		if part := t.replica(p); part != nil { // led or followed
 			nt := *t
-			nt.parts = slices.Clone(t.parts)
-			nt.parts[p] = nil
+			nt.parts, nt.local = slices.Clone(t.parts), slices.Clone(t.local)
+			if int(p) < len(nt.parts) {
+				nt.parts[p] = nil
+			}
+			nt.local[p] = nil
 			b.cluster.mu.Lock()
 			b.cluster.topics[name], b.cluster.byID[t.id] = &nt, &nt
 			b.cluster.mu.Unlock()
+			b.unfollow(part)
 			part.close()
 			b.cleaner.forget(part)
 		}

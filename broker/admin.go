@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -147,6 +148,24 @@ func assignReplicas(live []brokerInfo, n, rf, first int) [][]int32 {
 	return assignReplicasFrom(ids, n, rf, first, rand.IntN(len(ids)), rand.IntN(len(ids)))
 }
 
+// addedReplicas places n new partitions of a topic whose partitions are
+// existing as Kafka's AdminZkClient.createPartitions (rack-unaware): the
+// start index and the follower shift are both the index of the first
+// broker whose id is at least partition 0's first replica, and the
+// partition ids continue, so the new partitions follow the pattern of
+// the existing ones.
+func addedReplicas(live []brokerInfo, existing [][]int32, n int) [][]int32 {
+	ids := make([]int32, len(live))
+	start := -1
+	for i, b := range live {
+		ids[i] = b.id
+		if start < 0 && b.id >= existing[0][0] {
+			start = i
+		}
+	}
+	return assignReplicasFrom(ids, n, len(existing[0]), len(existing), max(start, 0), max(start, 0))
+}
+
 // assignReplicasFrom is the assignment with a fixed start index and
 // follower shift: partition p's first replica is brokers[(p+start) % B];
 // its followers follow at 1 + (shift + j) % (B-1) places after it, and
@@ -217,8 +236,10 @@ func (b *Broker) writeNewTopic(name string, id [16]byte, replicas [][]int32, con
 	return err
 }
 
-// deleteTopic marks a topic for deletion and, as controller, deletes it;
-// otherwise it waits (up to timeout) for the controller to do so.
+// deleteTopic marks a topic for deletion and waits (up to timeout) for
+// the controller to delete it: it does once every replica deleted its
+// data (controller/deletion.go), so a replica whose broker is down makes
+// the request time out, as in Kafka, and the deletion completes later.
 func (b *Broker) deleteTopic(name string, timeout time.Duration) error {
 	if b.cluster.topic(name) == nil {
 		return adminErr(kproto.CodeUnknownTopicOrPartition, "This server does not host this topic-partition.")
@@ -229,14 +250,10 @@ func (b *Broker) deleteTopic(name string, timeout time.Duration) error {
 	if err := b.zk.Create(zkmeta.DeleteTopicPath(name), nil, 0); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		return err
 	}
-	if err := b.deleteTopicZNodes(name); err == nil {
-		return nil
-	} else if !errors.Is(err, errNotController) {
-		return err
-	}
 	deadline := time.Now().Add(timeout)
 	for {
-		ok, _, ch, err := b.zk.Conn.ExistsW(b.zk.Path(zkmeta.TopicPath(name)))
+		// The controller deletes the marker last.
+		ok, _, ch, err := b.zk.Conn.ExistsW(b.zk.Path(zkmeta.DeleteTopicPath(name)))
 		if err != nil {
 			return err
 		}
@@ -279,14 +296,19 @@ func (b *Broker) createPartitions(name string, count int32, assignment [][]int32
 		if rf > len(live) {
 			return adminErr(kproto.CodeInvalidReplicationFactor, "Replication factor: %d larger than available brokers: %d.", rf, len(live))
 		}
-		add = assignReplicas(live, int(count-cur), rf, int(cur))
+		add = addedReplicas(live, t.replicas, int(count-cur))
 	}
 	if validateOnly {
 		return nil
 	}
-	_, st, err := b.zk.Get(zkmeta.TopicPath(name))
+	data, st, err := b.zk.Get(zkmeta.TopicPath(name))
 	if err != nil {
 		return err
+	}
+	var moves zkmeta.TopicZNode
+	if json.Unmarshal(data, &moves) == nil && (len(moves.AddingReplicas) > 0 || len(moves.RemovingReplicas) > 0) {
+		// REASSIGNMENT_IN_PROGRESS, as Kafka's ZooKeeper-mode admin manager.
+		return adminErr(60, "A partition reassignment is in progress for the topic '%s'.", name)
 	}
 	all := append(append([][]int32(nil), t.replicas...), add...)
 	if _, err := b.zk.Set(zkmeta.TopicPath(name), zkmeta.EncodeTopicZNode(t.id, all), st.Version); err != nil {

@@ -25,3 +25,19 @@ func TestAssignReplicasAsKafka(t *testing.T) {
 		}
 	}
 }
+
+// TestAddedReplicasContinueThePattern: partitions added to a topic follow
+// on from its first partition's leader, as if the topic had been created
+// with them (Kafka's createPartitions: start index and shift fixed at
+// partition 0's first replica).
+func TestAddedReplicasContinueThePattern(t *testing.T) {
+	live := []brokerInfo{{id: 1}, {id: 2}, {id: 3}, {id: 4}}
+	ids := []int32{1, 2, 3, 4}
+	for start := 0; start < 4; start++ {
+		all := assignReplicasFrom(ids, 9, 3, 0, start, start)
+		got := addedReplicas(live, all[:3], 6)
+		if fmt.Sprint(got) != fmt.Sprint(all[3:]) {
+			t.Errorf("start %d: added %v, want %v", start, got, all[3:])
+		}
+	}
+}

@@ -87,6 +87,9 @@ type Config struct {
 	// InterBroker is the inter-broker listener and controlled.shutdown.*
 	// (config_interbroker.go).
 	InterBroker InterBrokerConfig
+	// LeaderBalance is auto.leader.rebalance.enable and leader.imbalance.*
+	// (config_leader_balance.go).
+	LeaderBalance LeaderBalanceConfig
 
 	// topicDefaults are broker defaults of topic configs given in
 	// server.properties that Config has no field for (min.insync.replicas,
@@ -125,6 +128,7 @@ func DefaultConfig(dataDir string) Config {
 		ZooKeeperClient:          DefaultZooKeeperClientConfig(),
 		Cleaner:                  DefaultCleanerConfig(),
 		InterBroker:              DefaultInterBrokerConfig(),
+		LeaderBalance:            DefaultLeaderBalanceConfig(),
 	}
 }
 
@@ -294,6 +298,9 @@ func applyOtherProperty(cfg *Config, p properties.Property, log *slog.Logger) er
 		return err
 	}
 	if ok, err := cfg.InterBroker.parseProperty(k, v); ok {
+		return err
+	}
+	if ok, err := cfg.LeaderBalance.parseProperty(k, v); ok {
 		return err
 	}
 	if ok, err := cfg.SASL.parseProperty(p, log); ok {

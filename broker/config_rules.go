@@ -295,7 +295,6 @@ var ignoredProperties = map[string]func(string) error{
 	"log.index.size.max.bytes": atLeast(4, math.MaxInt32), "log.index.interval.bytes": atLeast(0, math.MaxInt32),
 	"log.segment.delete.delay.ms": atLeast(0, math.MaxInt64), "max.connections": atLeast(0, math.MaxInt32),
 	"max.connections.per.ip": atLeast(0, math.MaxInt32), "connections.max.idle.ms": atLeast(math.MinInt64, math.MaxInt64),
-	"auto.leader.rebalance.enable":  isBool,
 	"log.preallocate":               isBool,
 	"inter.broker.protocol.version": nil, "log.message.format.version": nil, "broker.rack": nil, "metric.reporters": nil,
 	"principal.builder.class": nil, "max.connections.per.ip.overrides": nil,
@@ -305,7 +304,7 @@ var ignoredProperties = map[string]func(string) error{
 
 // ignoredPrefixes are families of such keys.
 var ignoredPrefixes = []string{"ssl.", "sasl.", "listener.name.", "log.cleaner.", "replica.", "transaction.",
-	"leader.imbalance.", "metrics.", "quota.", "zookeeper.ssl.", "password.encoder.",
+	"metrics.", "quota.", "zookeeper.ssl.", "password.encoder.",
 	"delegation.token.", "producer.id.", "transactional.id.", "offsets.", "group.", "socket.", "log.index."}
 
 func hasIgnoredPrefix(key string) bool {

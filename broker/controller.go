@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/zkafka/zkafka/broker/controller"
 	"github.com/zkafka/zkafka/broker/zkmeta"
 )
@@ -65,7 +66,10 @@ func (b *Broker) startCluster(addr []net.Addr) error {
 	b.refreshBrokers()
 	listener := b.cfg.interBrokerListener()
 	channels := &controller.ChannelManager{Listener: listener, ClientOpts: b.interBrokerClientOpts(), Go: b.goTracked, Done: b.done, Log: b.log}
-	b.ctl = controller.New(controller.Config{ISRIsLive: isrIsLive, BrokerID: b.cfg.BrokerID, Listener: listener},
+	channels.Answered = func(to int32, resp kmsg.Response) { b.ctl.Answered(b.done, to, resp) }
+	b.ctl = controller.New(controller.Config{ISRIsLive: isrIsLive, BrokerID: b.cfg.BrokerID, Listener: listener,
+		AutoRebalance: b.cfg.LeaderBalance.Enable, RebalanceInterval: b.cfg.LeaderBalance.CheckInterval,
+		ImbalancePercentage: int(b.cfg.LeaderBalance.PerBrokerPct)},
 		&controller.ZKStore{ZK: b.zk, BrokerID: b.cfg.BrokerID, UncleanDefault: storedDefault("unclean.leader.election.enable")(&b.cfg) == "true"},
 		channels, b.controlChanged, b.log)
 	b.goTracked("controller", func() { b.ctl.Run(b.done) })
@@ -76,6 +80,12 @@ func (b *Broker) startCluster(addr []net.Addr) error {
 	b.goTracked("zk-brokers", b.brokersLoop)
 	b.goTracked("zk-topics", b.topicsLoop)
 	b.goTracked("zk-delete-topics", b.deleteTopicsLoop)
+	b.goTracked("zk-preferred-election", func() {
+		b.watchAdminZNode(preferredElectionPath, b.preferredElectionZNodeAsked)
+	})
+	b.goTracked("zk-reassign-partitions", func() {
+		b.watchAdminZNode(controller.ReassignPath, b.reassignZNodeAsked)
+	})
 	b.goTracked("zk-config-changes", b.configChangesLoop)
 	b.startACLChangeLoops()
 	return nil
@@ -196,10 +206,17 @@ func (b *Broker) controlChanged(active bool, epoch, epochZkVersion int32) {
 		return
 	}
 	b.cluster.setController(b.cfg.BrokerID)
-	// Deletions left pending by the previous controller.
+	// Deletions, elections and moves left pending by the previous
+	// controller, or asked for while none was.
 	b.goTracked("controller-deletions", func() {
 		if names, err := b.zk.Children("/admin/delete_topics"); err == nil {
 			b.deleteTopics(names)
+		}
+		if ok, _ := b.zk.Exists(preferredElectionPath); ok {
+			b.preferredElectionZNodeAsked()
+		}
+		if ok, _ := b.zk.Exists(controller.ReassignPath); ok {
+			b.reassignZNodeAsked()
 		}
 	})
 }
@@ -339,34 +356,13 @@ func (b *Broker) deleteTopicsLoop() {
 	}
 }
 
-// deleteTopics deletes the marked topics' znodes (as controller); every
-// broker drops the local data when the topic leaves /brokers/topics.
+// deleteTopics hands the marked topics to the controller's loop
+// (controller/deletion.go), which ignores them unless this broker is the
+// controller; the topic's znodes go once every replica answered
+// StopReplica with delete, and every broker drops its data when the
+// topic leaves /brokers/topics.
 func (b *Broker) deleteTopics(names []string) {
-	for _, name := range names {
-		if err := b.deleteTopicZNodes(name); err != nil {
-			if !errors.Is(err, errNotController) {
-				b.log.Warn("deleting topic", "topic", name, "err", err)
-			}
-			return
-		}
+	if len(names) > 0 {
+		b.ctl.DeleteTopics(b.done, names)
 	}
-}
-
-func (b *Broker) deleteTopicZNodes(name string) error {
-	check, _, err := b.epochCheck()
-	if err != nil {
-		return err
-	}
-	// Verify we are still controller before the (non-atomic) recursive
-	// delete; ZooKeeper has no recursive delete in one multi.
-	if err := b.zk.Multi(check); err != nil {
-		return fmt.Errorf("controller epoch check: %w", err)
-	}
-	for _, p := range []string{zkmeta.TopicPath(name), zkmeta.TopicConfigPath(name), zkmeta.DeleteTopicPath(name)} {
-		if err := b.zk.DeleteRecursive(p); err != nil {
-			return err
-		}
-	}
-	b.dropTopic(name)
-	return nil
 }

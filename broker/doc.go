@@ -59,7 +59,12 @@
 //	metadata_cache.go  what the controller's UpdateMetadata said; Metadata answers from it
 //	controller.go   registration, the watches that feed the controller's loop
 //	                (package broker/controller: elections, leaders, ISRs, fenced writes,
-//	                the requests to the brokers, controlled shutdown)
+//	                the requests to the brokers, controlled shutdown, preferred and
+//	                unclean elections, reassignments, topic deletion)
+//	43_elect_leaders.go, 45_alter_partition_reassignments.go  ElectLeaders,
+//	                AlterPartitionReassignments, ListPartitionReassignments (to the
+//	                controller's loop); admin_znodes.go the znodes old tools write for them;
+//	                config_leader_balance.go auto.leader.rebalance.enable, leader.imbalance.*
 //	control_epochs.go  the controller and broker epochs that fence keys 4, 5 and 6
 //	shutdown_controlled.go  the broker's controlled shutdown (key 7 to the controller);
 //	                config_interbroker.go its keys and inter.broker.listener.name
@@ -182,7 +187,10 @@
 //   - Metadata and DescribeCluster answer from the metadata cache, which
 //     only UpdateMetadata changes: every broker tells the controller's
 //     view. CreateTopics, CreatePartitions and DeleteTopics answer once
-//     the cache shows the change (bounded by timeout_ms).
+//     the cache shows the change (bounded by timeout_ms); DeleteTopics once
+//     the controller deleted the topic's znodes, which it does when every
+//     replica answered StopReplica with delete (a replica on a broker that
+//     is down makes it time out; the deletion completes when it returns).
 //   - A controller request whose controller_epoch is below the newest seen,
 //     or whose broker_epoch is below this broker's registration, changes
 //     nothing (STALE_CONTROLLER_EPOCH, STALE_BROKER_EPOCH).
@@ -191,16 +199,19 @@
 //
 // Written as Apache Kafka does in ZooKeeper mode (JSON shapes in zkmeta):
 // /cluster/id, /brokers/ids/{id} (ephemeral, version 5),
-// /brokers/topics/{t} (version 3, topic_id), /brokers/topics/{t}/partitions/{p}/state,
+// /brokers/topics/{t} (version 3, topic_id; adding_replicas and
+// removing_replicas during a reassignment), /brokers/topics/{t}/partitions/{p}/state,
 // /config/topics/{t}, /config/users/{user} (SCRAM credentials), /config/changes,
-// /admin/delete_topics/{t}, /controller (ephemeral),
+// /admin/delete_topics/{t}, /admin/preferred_replica_election,
+// /admin/reassign_partitions, /controller (ephemeral),
 // /controller_epoch, /latest_producer_id_block, and Kafka's other
 // top-level paths. zookeeper.connect may carry a chroot, which is
 // created if missing. Every broker watches /brokers/ids (the controller's
 // input, and where a broker finds the controller's inter-broker
 // endpoint), /brokers/topics (topics created by other brokers or tools
 // are opened) and /controller; the controller also watches
-// /admin/delete_topics. Leadership reaches the brokers in the
+// /admin/delete_topics, /admin/preferred_replica_election and
+// /admin/reassign_partitions (admin_znodes.go). Leadership reaches the brokers in the
 // controller's requests (LeaderAndIsr, UpdateMetadata, StopReplica; keys
 // 4-6), on the inter-broker listener. With an authorizer:
 // /kafka-acl/{Type}/{name}, /kafka-acl-extended/prefixed/{Type}/{name} and

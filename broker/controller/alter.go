@@ -159,6 +159,10 @@ func (c *Controller) AlterPartition(done <-chan struct{}, req AlterRequest) Alte
 	c.submit(done, true, func() Event {
 		c.step(alterPartition{req}, false)
 		resp = c.core.takeAlter()
+		if resp.Error == CodeNone {
+			// An ISR expansion may complete a reassignment (reassign.go).
+			c.step(reassignCheck{}, false)
+		}
 		return nil
 	})
 	return resp

@@ -35,6 +35,9 @@ type ChannelManager struct {
 	// RetryBackoff is the pause before a failed request is sent again
 	// (100 ms when zero).
 	RetryBackoff time.Duration
+	// Answered, if set, is given every answer (on the broker's sender
+	// goroutine): StopReplica answers complete topic deletions.
+	Answered func(to int32, resp kmsg.Response)
 
 	mu     sync.Mutex
 	queues map[int32]*brokerQueue // by broker id
@@ -137,6 +140,9 @@ func (m *ChannelManager) run(q *brokerQueue) {
 			if err == nil {
 				authFailed = false
 				m.logAnswer(q.id, resp)
+				if m.Answered != nil {
+					m.Answered(q.id, resp)
+				}
 				break
 			}
 			if q.ctx.Err() != nil {

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"time"
 )
 
 // PartitionID names a partition.
@@ -26,6 +27,9 @@ type Partition struct {
 	Unclean bool
 	// TopicID is the topic's id (the topic znode's topic_id).
 	TopicID [16]byte
+	// Adding and Removing are the replicas being added and removed by a
+	// reassignment in progress (reassign.go); Replicas is then RS.
+	Adding, Removing []int32
 }
 
 // StateWrite is one partition state the controller wants in ZooKeeper: a
@@ -41,7 +45,16 @@ type StateWrite struct {
 // landed, the requests that tell the brokers (sends.go).
 type Effects struct {
 	Writes []StateWrite
-	Sends  []Send
+	// Topics are the topic znodes to rewrite, in the same multi
+	// (reassignments).
+	Topics []TopicWrite
+	// Completed are the partitions whose reassignment completed: the
+	// loop takes them out of /admin/reassign_partitions.
+	Completed []PartitionID
+	// Deletes are the topics whose deletion completed: the loop deletes
+	// their znodes (deletion.go).
+	Deletes []string
+	Sends   []Send
 }
 
 // Config is the part of the broker's configuration the decisions use.
@@ -55,6 +68,13 @@ type Config struct {
 	// false while followers do not replicate (the ISR is the leader), so
 	// that no election can pick a replica without the data.
 	ISRIsLive bool
+	// AutoRebalance is auto.leader.rebalance.enable (true): the loop
+	// steps RebalanceCheck every RebalanceInterval
+	// (leader.imbalance.check.interval.seconds, 300 s).
+	AutoRebalance     bool
+	RebalanceInterval time.Duration
+	// ImbalancePercentage is leader.imbalance.per.broker.percentage (10).
+	ImbalancePercentage int
 }
 
 // Core holds the controller's state and makes its decisions. It does no
@@ -79,11 +99,24 @@ type Core struct {
 	// alter is the answer of the AlterPartition being stepped (alter.go);
 	// nil otherwise.
 	alter *alterState
+	// election is the answer of the ElectLeaders being stepped
+	// (preferred.go); nil otherwise.
+	election *electState
+	// reassigned are the answers of the AlterPartitionReassignments being
+	// stepped (reassign.go); nil otherwise.
+	reassigned []PartitionResult
+	// deleting are the topics being deleted (deletion.go); their
+	// partitions are not in parts.
+	deleting map[string]*deletion
+	// strays are the replicas moves removed from brokers that were down,
+	// to delete when they register again (reassign.go).
+	strays map[int32][]PartitionID
 }
 
 // NewCore returns an inactive controller.
 func NewCore(cfg Config) *Core {
-	return &Core{cfg: cfg, live: map[int32]int64{}, parts: map[PartitionID]*Partition{}, shuttingDown: map[int32]bool{}}
+	return &Core{cfg: cfg, live: map[int32]int64{}, parts: map[PartitionID]*Partition{}, shuttingDown: map[int32]bool{},
+		deleting: map[string]*deletion{}, strays: map[int32][]PartitionID{}}
 }
 
 // Active reports whether this broker is the controller, and its epoch and
@@ -101,6 +134,7 @@ func (c *Core) Partition(p PartitionID) (Partition, bool) {
 	out := *part
 	out.Replicas = slices.Clone(part.Replicas)
 	out.State.ISR = slices.Clone(part.State.ISR)
+	out.Adding, out.Removing = slices.Clone(part.Adding), slices.Clone(part.Removing)
 	return out, true
 }
 

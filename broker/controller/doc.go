@@ -98,6 +98,42 @@
 // INVALID_UPDATE_VERSION, and the topic is re-read) and answers with the
 // new partition epoch, then sends LeaderAndIsr and UpdateMetadata as for its own writes.
 //
+// # Operator elections and leader balance
+//
+// preferred.go: ElectLeaders (KIP-460) PREFERRED moves leadership to the
+// first replica of the assignment when it is live and in the ISR (ISR
+// unchanged, epoch+1); UNCLEAN elects a partition without a live leader
+// as an offline election that may pick a replica outside the ISR.
+// Answers per partition: ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE,
+// ELIGIBLE_LEADERS_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION, with Kafka's
+// messages. The balance check (RebalanceCheck) is an event the loop steps
+// on a ticker (Config.RebalanceInterval, when Config.AutoRebalance): for
+// each broker whose share of preferred partitions led elsewhere is above
+// Config.ImbalancePercentage, a PREFERRED election of those it can lead.
+//
+// # Reassignment
+//
+// reassign.go (KIP-455, Kafka's onPartitionReassignment): RS = TRS + ORS
+// with adding_replicas and removing_replicas written to the topic znode in
+// the same multi as the state (epoch+1); LeaderAndIsr to every replica of
+// RS; after each accepted AlterPartition (and at failover) a move whose
+// TRS is in the ISR completes: assignment TRS, ISR without the removed
+// replicas, a leader from TRS, epoch+1, in one multi; then StopReplica and
+// StopReplica with delete to the removed replicas, and the partition
+// leaves /admin/reassign_partitions. Cancel (null target) moves back to
+// ORS. The topic znode is written at any version (Kafka's
+// setTopicAssignment), fenced by /controller_epoch.
+//
+// # Topic deletion
+//
+// deletion.go (Kafka's TopicDeletionManager): DeleteTopics takes the
+// topic out of Core's partitions (no more elections; UpdateMetadata with
+// leader -2; StopReplica with delete to the live replicas) and waits for
+// every replica's answer without error (ChannelManager.Answered →
+// StopReplicaAnswered). A replica whose broker is down is asked again when
+// the broker registers; when none is pending, the loop deletes the
+// topic's znodes (the /admin/delete_topics marker last).
+//
 // # Invariants
 //
 //   - Only the loop goroutine touches Core; watches and admin requests
@@ -109,7 +145,8 @@
 //   - One write per partition per step; its leader epoch is above every
 //     epoch the partition had (a step may skip epochs, never repeat one).
 //   - An ISR is never emptied, and a replica outside the ISR never leads
-//     unless the topic allows unclean election.
+//     unless the topic allows unclean election or an operator asked for
+//     an UNCLEAN ElectLeaders.
 //   - No broker shutting down is elected.
 //   - A request is built after the writes it reports landed; a step whose
 //     writes failed sends nothing (the re-read decides again).
@@ -117,11 +154,16 @@
 // # Not yet
 //
 // Followers replicate, so Config.ISRIsLive is true in the broker: a new
-// partition's ISR is every live replica. Preferred-leader election is not
-// implemented. The answers to the controller's requests are only logged
-// (Kafka's controller marks replicas offline on KAFKA_STORAGE_ERROR, and
-// completes topic deletion on StopReplica's answers; here the topic's
-// znodes are deleted first). Each /brokers/topics change re-reads every
+// partition's ISR is every live replica. Of the answers to the
+// controller's requests only StopReplica's are used (topic deletion);
+// Kafka's controller also marks replicas offline on KAFKA_STORAGE_ERROR.
+// A replica whose StopReplica with delete failed on a live broker is
+// retried only when that broker registers again (Kafka also retries on
+// other events). A replica a reassignment removed while its broker was
+// down is deleted when the broker registers again, by this controller
+// only (a new controller does not know of it). The
+// replication throttles (leader/follower.replication.throttled.rate and
+// .replicas) are not applied to the moves. Each /brokers/topics change re-reads every
 // topic (Kafka's controller reads only the new ones), and a new topic's
 // states are written by the controller broker's CreateTopics in the
 // topic's own multi (fenced the same way), not by the loop. A partition

@@ -33,10 +33,13 @@ type TopicRead struct {
 // PartitionRead is one partition's assignment and state znode (HasState
 // false when it has none yet).
 type PartitionRead struct {
-	Replicas  []int32
-	HasState  bool
-	State     LeaderAndISR
-	ZkVersion int32
+	Replicas []int32
+	// Adding and Removing are the topic znode's adding_replicas and
+	// removing_replicas of the partition (a reassignment in progress).
+	Adding, Removing []int32
+	HasState         bool
+	State            LeaderAndISR
+	ZkVersion        int32
 }
 
 // TopicsChanged: topics were (re)read from ZooKeeper; All when Topics
@@ -66,7 +69,7 @@ func (c *Core) step(ev Event) Effects {
 	switch ev := ev.(type) {
 	case Elected:
 		c.active, c.epoch, c.epochZkVersion = true, ev.Epoch, ev.EpochZkVersion
-		c.live, c.parts = map[int32]int64{}, map[PartitionID]*Partition{}
+		c.live, c.parts, c.deleting = map[int32]int64{}, map[PartitionID]*Partition{}, map[string]*deletion{}
 		for id, e := range ev.Brokers {
 			c.live[id] = e
 		}
@@ -79,6 +82,7 @@ func (c *Core) step(ev Event) Effects {
 			c.offline(&eff, dead)
 		}
 		c.online(&eff)
+		c.reassignProgress(&eff) // moves a previous controller left
 		return eff
 	case Resigned:
 		*c = *NewCore(c.cfg)
@@ -92,10 +96,29 @@ func (c *Core) step(ev Event) Effects {
 		return c.brokersChanged(ev.Brokers)
 	case alterPartition:
 		return c.alterStep(ev.req)
+	case electLeaders:
+		return c.electStep(ev.req)
+	case DeleteTopics:
+		var eff Effects
+		c.startDeletions(&eff, ev.Topics)
+		return eff
+	case StopReplicaAnswered:
+		var eff Effects
+		c.stopAnswered(&eff, ev)
+		return eff
+	case reassign:
+		return c.reassignStep(ev.reqs)
+	case reassignCheck:
+		var eff Effects
+		c.reassignProgress(&eff)
+		return eff
+	case RebalanceCheck:
+		return c.rebalance(c.cfg.ImbalancePercentage)
 	case TopicsChanged:
 		if ev.All {
 			c.parts = map[PartitionID]*Partition{}
 		}
+		c.forgetDeletions(ev.Topics, ev.All)
 		c.readTopics(ev.Topics)
 		var eff Effects
 		c.online(&eff)
@@ -107,6 +130,7 @@ func (c *Core) step(ev Event) Effects {
 			}
 		}
 		c.alterWritten(ev.Writes, ev.Versions)
+		c.electWritten(ev.Writes)
 	}
 	return Effects{}
 }
@@ -132,6 +156,9 @@ func (c *Core) deadReplicas() []int32 {
 // readTopics replaces what the controller knows of the topics read.
 func (c *Core) readTopics(ts []TopicRead) {
 	for _, t := range ts {
+		if c.deleting[t.Topic] != nil {
+			continue // out of leadership until its znodes are gone
+		}
 		for id := range c.parts {
 			if id.Topic == t.Topic {
 				delete(c.parts, id)
@@ -141,7 +168,8 @@ func (c *Core) readTopics(ts []TopicRead) {
 			continue
 		}
 		for i, pr := range t.Partitions {
-			p := &Partition{Replicas: slices.Clone(pr.Replicas), ZkVersion: -1, Unclean: t.Unclean, TopicID: t.TopicID}
+			p := &Partition{Replicas: slices.Clone(pr.Replicas), ZkVersion: -1, Unclean: t.Unclean, TopicID: t.TopicID,
+				Adding: slices.Clone(pr.Adding), Removing: slices.Clone(pr.Removing)}
 			if pr.HasState {
 				p.State, p.ZkVersion, p.HasState = pr.State, pr.ZkVersion, true
 				p.State.ISR = slices.Clone(pr.State.ISR)

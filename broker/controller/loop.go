@@ -4,6 +4,9 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // ErrFenced is a Store's answer when /controller_epoch is no longer at the
@@ -24,10 +27,17 @@ type Store interface {
 	Brokers() (map[int32]BrokerInfo, error)
 	// Topics reads the named topics (every topic when names is nil).
 	Topics(names []string) ([]TopicRead, error)
-	// WriteStates writes the states in one multi whose first op checks
-	// /controller_epoch at epochZkVersion (ErrFenced when it fails) and
-	// returns the state znodes' new versions.
-	WriteStates(epochZkVersion int32, ws []StateWrite) ([]int32, error)
+	// Write writes the states and topic znodes in one multi whose first
+	// op checks /controller_epoch at epochZkVersion (ErrFenced when it
+	// fails) and returns the state znodes' new versions.
+	Write(epochZkVersion int32, ws []StateWrite, ts []TopicWrite) ([]int32, error)
+	// ReassignmentsDone takes completed moves out of
+	// /admin/reassign_partitions (deleting it when none remain).
+	ReassignmentsDone(epochZkVersion int32, ids []PartitionID) error
+	// DeleteTopic deletes a topic's znodes (its assignment and states,
+	// its config, its /admin/delete_topics marker) once /controller_epoch
+	// is checked at epochZkVersion.
+	DeleteTopic(epochZkVersion int32, name string) error
 }
 
 // Controller runs Core in its own loop: the loop goroutine is the only one
@@ -133,13 +143,25 @@ func (c *Controller) submitRequest(done <-chan struct{}, wait bool, r request) {
 func (c *Controller) isActive() bool { a, _, _ := c.core.Active(); return a }
 
 // Run is the loop; it returns when done closes.
+// With AutoRebalance, it steps RebalanceCheck every RebalanceInterval
+// while this broker is the controller (Kafka's auto-leader-rebalance-task).
 func (c *Controller) Run(done <-chan struct{}) {
+	var tick <-chan time.Time
+	if c.cfg.AutoRebalance && c.cfg.RebalanceInterval > 0 {
+		t := time.NewTicker(c.cfg.RebalanceInterval)
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
 		select {
 		case <-done:
 			return
 		case r := <-c.events:
 			c.handle(r)
+		case <-tick:
+			if c.isActive() {
+				c.step(RebalanceCheck{}, false)
+			}
 		}
 	}
 }
@@ -171,12 +193,12 @@ func (c *Controller) step(ev Event, retry bool) {
 			c.onChange(now, epoch, version)
 		}
 	}
-	if len(eff.Writes) == 0 {
-		c.send(eff.Sends)
+	_, _, version := c.core.Active()
+	if len(eff.Writes) == 0 && len(eff.Topics) == 0 {
+		c.finish(eff, version)
 		return
 	}
-	_, _, version := c.core.Active()
-	versions, err := c.store.WriteStates(version, eff.Writes)
+	versions, err := c.store.Write(version, eff.Writes, eff.Topics)
 	switch {
 	case errors.Is(err, ErrFenced):
 		c.log.Warn("controller: fenced by a newer controller; resigning")
@@ -184,7 +206,7 @@ func (c *Controller) step(ev Event, retry bool) {
 		return
 	case err != nil:
 		c.log.Warn("controller: writing partition states; re-reading them", "err", err)
-		if ts, rerr := c.store.Topics(topicsOf(eff.Writes)); rerr == nil {
+		if ts, rerr := c.store.Topics(topicsOf(eff)); rerr == nil {
 			if cs, ok := ev.(ControlledShutdown); ok && retry {
 				c.core.readTopics(ts) // and decide the shutdown again
 				c.step(cs, false)
@@ -197,7 +219,48 @@ func (c *Controller) step(ev Event, retry bool) {
 		return
 	}
 	c.core.Step(StatesWritten{Writes: eff.Writes, Versions: versions})
+	c.finish(eff, version)
+}
+
+// finish carries out a step's effects after its writes landed: the
+// requests, then the bookkeeping znodes (completed moves, deleted
+// topics).
+func (c *Controller) finish(eff Effects, version int32) {
 	c.send(eff.Sends)
+	if len(eff.Completed) > 0 {
+		if err := c.store.ReassignmentsDone(version, eff.Completed); err != nil {
+			c.log.Warn("controller: updating /admin/reassign_partitions", "err", err)
+		}
+	}
+	for _, name := range eff.Deletes {
+		if err := c.store.DeleteTopic(version, name); err != nil {
+			c.log.Warn("controller: deleting topic znodes", "topic", name, "err", err)
+			continue
+		}
+		c.log.Info("controller: topic deleted", "topic", name)
+	}
+}
+
+// DeleteTopics starts the deletion of the topics marked in
+// /admin/delete_topics (deletion.go). It does not wait.
+func (c *Controller) DeleteTopics(done <-chan struct{}, names []string) {
+	names = slices.Clone(names)
+	c.submit(done, false, func() Event { return DeleteTopics{Topics: names} })
+}
+
+// Answered takes a broker's answer to one of the controller's requests
+// (ChannelManager.Answered): StopReplica answers complete deletions. It
+// does not wait.
+func (c *Controller) Answered(done <-chan struct{}, to int32, resp kmsg.Response) {
+	r, ok := resp.(*kmsg.StopReplicaResponse)
+	if !ok {
+		return
+	}
+	ev := StopReplicaAnswered{Broker: to, Error: r.ErrorCode}
+	for _, p := range r.Partitions {
+		ev.Results = append(ev.Results, StopResult{Partition: PartitionID{p.Topic, p.Partition}, Error: p.ErrorCode})
+	}
+	c.submit(done, false, func() Event { return ev })
 }
 
 // setBrokers records the live brokers and gives each its queue.
@@ -235,11 +298,16 @@ func (c *Controller) elect() Event {
 	return Elected{Epoch: epoch, EpochZkVersion: version, Brokers: map[int32]int64{}}
 }
 
-func topicsOf(ws []StateWrite) []string {
+func topicsOf(eff Effects) []string {
 	var out []string
-	for _, w := range ws {
+	for _, w := range eff.Writes {
 		if !slices.Contains(out, w.Partition.Topic) {
 			out = append(out, w.Partition.Topic)
+		}
+	}
+	for _, t := range eff.Topics {
+		if !slices.Contains(out, t.Topic) {
+			out = append(out, t.Topic)
 		}
 	}
 	return out

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/go-zookeeper/zk"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestController runs the scripts in testdata: a Controller whose loop is
@@ -53,6 +54,7 @@ type recordingStore struct {
 	topics         map[string][][]int32
 	unclean        map[string]bool
 	states         map[PartitionID]*fakeState
+	moves          map[PartitionID][2][]int32
 	epoch          int32
 	epochVersion   int32
 	controllerHeld bool
@@ -94,6 +96,9 @@ func (s *recordingStore) Topics(names []string) ([]TopicRead, error) {
 		tr := TopicRead{Topic: n, Unclean: s.unclean[n]}
 		for p, r := range as {
 			pr := PartitionRead{Replicas: slices.Clone(r)}
+			if m, ok := s.moves[PartitionID{n, int32(p)}]; ok {
+				pr.Adding, pr.Removing = m[0], m[1]
+			}
 			if st := s.states[PartitionID{n, int32(p)}]; st != nil {
 				pr.HasState, pr.State, pr.ZkVersion = true, st.s, st.version
 				pr.State.ISR = slices.Clone(st.s.ISR)
@@ -105,9 +110,42 @@ func (s *recordingStore) Topics(names []string) ([]TopicRead, error) {
 	return out, nil
 }
 
-func (s *recordingStore) WriteStates(epochZkVersion int32, ws []StateWrite) ([]int32, error) {
+func (s *recordingStore) DeleteTopic(epochZkVersion int32, name string) error {
+	fmt.Fprintf(s.out, "zk: check /controller_epoch version %d, delete topic %s\n", epochZkVersion, name)
+	delete(s.topics, name)
+	for id := range s.states {
+		if id.Topic == name {
+			delete(s.states, id)
+		}
+	}
+	return nil
+}
+
+func (s *recordingStore) ReassignmentsDone(epochZkVersion int32, ids []PartitionID) error {
+	var names []string
+	for _, id := range ids {
+		names = append(names, fmt.Sprintf("%s-%d", id.Topic, id.Partition))
+	}
+	fmt.Fprintf(s.out, "zk: reassignments done [%s]\n", strings.Join(names, " "))
+	return nil
+}
+
+func (s *recordingStore) Write(epochZkVersion int32, ws []StateWrite, ts []TopicWrite) ([]int32, error) {
 	var ops []string
 	ops = append(ops, fmt.Sprintf("check /controller_epoch version %d", epochZkVersion))
+	for _, t := range ts {
+		line := fmt.Sprintf("set topic %s", t.Topic)
+		for p, r := range t.Replicas {
+			line += fmt.Sprintf(" p%d=%v", p, r)
+			if a := t.Adding[int32(p)]; a != nil {
+				line += fmt.Sprintf(" adding=%v", a)
+			}
+			if a := t.Removing[int32(p)]; a != nil {
+				line += fmt.Sprintf(" removing=%v", a)
+			}
+		}
+		ops = append(ops, line)
+	}
 	fail := error(nil)
 	if epochZkVersion != s.epochVersion {
 		fail = ErrFenced
@@ -129,6 +167,13 @@ func (s *recordingStore) WriteStates(epochZkVersion int32, ws []StateWrite) ([]i
 	if fail != nil {
 		fmt.Fprintf(s.out, "zk: multi failed: %v\n", fail)
 		return nil, fail
+	}
+	for _, t := range ts {
+		s.topics[t.Topic] = t.Replicas
+		for p := range t.Replicas {
+			id := PartitionID{t.Topic, int32(p)}
+			s.moves[id] = [2][]int32{t.Adding[int32(p)], t.Removing[int32(p)]}
+		}
 	}
 	versions := make([]int32, len(ws))
 	for i, w := range ws {
@@ -153,7 +198,7 @@ type loopEnv struct {
 func newLoopEnv() *loopEnv {
 	e := &loopEnv{}
 	e.store = &recordingStore{out: &e.out, brokers: map[int32]int64{}, topics: map[string][][]int32{},
-		unclean: map[string]bool{}, states: map[PartitionID]*fakeState{}}
+		unclean: map[string]bool{}, states: map[PartitionID]*fakeState{}, moves: map[PartitionID][2][]int32{}}
 	onChange := func(active bool, epoch, version int32) {
 		if active {
 			fmt.Fprintf(&e.out, "controller: active epoch=%d epoch_zk_version=%d\n", epoch, version)
@@ -161,7 +206,7 @@ func newLoopEnv() *loopEnv {
 			fmt.Fprintf(&e.out, "controller: resigned\n")
 		}
 	}
-	e.c = New(Config{ISRIsLive: true, BrokerID: 1, Listener: "INTERNAL"}, e.store, &recordingChannels{out: &e.out}, onChange,
+	e.c = New(Config{ISRIsLive: true, BrokerID: 1, Listener: "INTERNAL", ImbalancePercentage: 10}, e.store, &recordingChannels{out: &e.out}, onChange,
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	return e
 }
@@ -299,6 +344,50 @@ func (e *loopEnv) handle(t *testing.T, d *datadriven.TestData) string {
 			}
 			fmt.Fprintf(&e.out, "  %s-%d %s (partition_epoch %d)\n", r.Partition.Topic, r.Partition.Partition, fmtState(r.State, true), r.PartitionEpoch)
 		}
+	case "electleaders":
+		e.electLeaders(t, d, async)
+	case "deletetopic":
+		var name string
+		d.ScanArgs(t, "name", &name)
+		e.c.DeleteTopics(never, []string{name})
+	case "deleting":
+		var name string
+		d.ScanArgs(t, "name", &name)
+		async(func() {
+			e.c.submit(never, true, func() Event {
+				brokers, ok := e.c.core.Deleting(name)
+				fmt.Fprintf(&e.out, "deleting=%v pending=%v\n", ok, brokers)
+				return nil
+			})
+		})
+	case "stopanswer":
+		var broker int
+		d.ScanArgs(t, "broker", &broker)
+		resp := kmsg.NewPtrStopReplicaResponse()
+		for _, a := range d.CmdArgs[1:] {
+			i := strings.LastIndexByte(a.Key, '-')
+			n, _ := strconv.Atoi(a.Key[i+1:])
+			rp := kmsg.NewStopReplicaResponsePartition()
+			rp.Topic, rp.Partition = a.Key[:i], int32(n)
+			if len(a.Vals) > 0 {
+				code, _ := strconv.Atoi(a.Vals[0])
+				rp.ErrorCode = int16(code)
+			}
+			resp.Partitions = append(resp.Partitions, rp)
+		}
+		e.c.Answered(never, int32(broker), resp)
+	case "reassign":
+		e.reassign(t, d, async)
+	case "reassignments":
+		var out []Reassignment
+		async(func() { out, _ = e.c.ListReassignments(make(chan struct{}), nil) })
+		for _, r := range out {
+			fmt.Fprintf(&e.out, "%s-%d replicas=%v adding=%v removing=%v\n", r.Partition.Topic, r.Partition.Partition, r.Replicas, r.Adding, r.Removing)
+		}
+	case "rebalance":
+		async(func() {
+			e.c.submit(never, true, func() Event { e.c.step(RebalanceCheck{}, false); return nil })
+		})
 	case "state":
 		var ids []PartitionID
 		for id := range e.store.states {
@@ -319,4 +408,58 @@ func (e *loopEnv) handle(t *testing.T, d *datadriven.TestData) string {
 		return "ok\n"
 	}
 	return e.out.String()
+}
+
+// electLeaders runs `electleaders type=preferred|unclean [partitions=t-0,u-1]`
+// (no partitions: all) and prints the answers.
+func (e *loopEnv) electLeaders(t *testing.T, d *datadriven.TestData, async func(func())) {
+	var typ string
+	d.ScanArgs(t, "type", &typ)
+	req := ElectRequest{Type: ElectPreferred}
+	if typ == "unclean" {
+		req.Type = ElectUnclean
+	}
+	if d.HasArg("partitions") {
+		var ps string
+		d.ScanArgs(t, "partitions", &ps)
+		for _, s := range strings.Split(ps, ",") {
+			i := strings.LastIndexByte(s, '-')
+			n, _ := strconv.Atoi(s[i+1:])
+			req.Partitions = append(req.Partitions, PartitionID{s[:i], int32(n)})
+		}
+	}
+	var results []PartitionResult
+	var ok bool
+	async(func() { results, ok = e.c.ElectLeaders(make(chan struct{}), req) })
+	fmt.Fprintf(&e.out, "answer: controller=%v\n", ok)
+	for _, r := range results {
+		fmt.Fprintf(&e.out, "  %s-%d error=%d %s\n", r.Partition.Topic, r.Partition.Partition, r.Error, r.Message)
+	}
+}
+
+// reassign runs `reassign t-0=2,3,4 u-1=null ...` and prints the answers.
+func (e *loopEnv) reassign(t *testing.T, d *datadriven.TestData, async func(func())) {
+	var reqs []Reassign
+	for _, a := range d.CmdArgs {
+		i := strings.LastIndexByte(a.Key, '-')
+		n, _ := strconv.Atoi(a.Key[i+1:])
+		r := Reassign{Partition: PartitionID{a.Key[:i], int32(n)}}
+		if a.Vals[0] != "null" {
+			r.Target = []int32{}
+			for _, v := range a.Vals {
+				for _, s := range strings.Split(v, ",") {
+					id, _ := strconv.Atoi(s)
+					r.Target = append(r.Target, int32(id))
+				}
+			}
+		}
+		reqs = append(reqs, r)
+	}
+	var results []PartitionResult
+	var ok bool
+	async(func() { results, ok = e.c.AlterReassignments(make(chan struct{}), reqs) })
+	fmt.Fprintf(&e.out, "answer: controller=%v\n", ok)
+	for _, r := range results {
+		fmt.Fprintf(&e.out, "  %s-%d error=%d %s\n", r.Partition.Topic, r.Partition.Partition, r.Error, r.Message)
+	}
 }

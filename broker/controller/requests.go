@@ -71,6 +71,7 @@ func (c *Controller) leaderAndIsr(s Send, epoch int32, brokerEpoch int64) *kmsg.
 		ps.Partition, ps.ControllerEpoch = id.Partition, p.State.ControllerEpoch
 		ps.Leader, ps.LeaderEpoch, ps.ISR = p.State.Leader, p.State.LeaderEpoch, nonNil(p.State.ISR)
 		ps.ZKVersion, ps.Replicas, ps.IsNew = p.ZkVersion, nonNil(p.Replicas), slices.Contains(s.New, id)
+		ps.AddingReplicas, ps.RemovingReplicas = nonNil(p.Adding), nonNil(p.Removing)
 		ts := topicState(&req.TopicStates, id.Topic, p.TopicID)
 		ts.PartitionStates = append(ts.PartitionStates, ps)
 		if p.State.Leader >= 0 {

@@ -67,6 +67,16 @@ type batch struct {
 	brokerList   bool                           // the live brokers changed: UpdateMetadata to all
 	deleted      map[PartitionID][]int32        // deleted partitions and their replicas
 	stopped      map[int32][]PartitionID        // StopReplica without delete, by broker
+	removed      map[int32][]PartitionID        // StopReplica with delete (reassignment), by broker
+}
+
+// remove records a StopReplica with delete of id for broker (a replica
+// a reassignment removed), sent after the one without delete.
+func (b *batch) remove(broker int32, id PartitionID) {
+	if b.removed == nil {
+		b.removed = map[int32][]PartitionID{}
+	}
+	b.removed[broker] = append(b.removed[broker], id)
 }
 
 // stop records a StopReplica (no delete) of id for broker.
@@ -168,6 +178,8 @@ func (c *Core) Step(ev Event) Effects {
 // partition, and the others the new broker list.
 func (c *Core) brokerStarted(b *batch, id int32) {
 	b.fullUpdate[id], b.brokerList = true, true
+	c.resumeDeletions(b, id)
+	c.deleteStrays(b, id)
 	c.replicasChanged(b, id)
 	for pid, p := range c.parts {
 		if p.HasState && slices.Contains(p.Replicas, id) {
@@ -226,6 +238,9 @@ func (c *Core) sends(b *batch) []Send {
 		}
 		if len(b.stopped[to]) > 0 {
 			out = append(out, Send{To: to, Kind: StopReplica, Partitions: b.stopped[to]})
+		}
+		if len(b.removed[to]) > 0 {
+			out = append(out, Send{To: to, Kind: StopReplica, Partitions: b.removed[to], Delete: true})
 		}
 	}
 	return out

@@ -153,6 +153,8 @@ func (s *ZKStore) topic(name string) (TopicRead, error) {
 	if err != nil {
 		return t, fmt.Errorf("%s: %w", zkmeta.TopicPath(name), err)
 	}
+	var moves zkmeta.TopicZNode // adding_replicas, removing_replicas
+	json.Unmarshal(data, &moves)
 	t.TopicID = id
 	if data, _, err := s.ZK.Get(zkmeta.TopicConfigPath(name)); err == nil {
 		var z zkmeta.ConfigZNode
@@ -163,7 +165,7 @@ func (s *ZKStore) topic(name string) (TopicRead, error) {
 		}
 	}
 	for p, r := range replicas {
-		pr := PartitionRead{Replicas: r}
+		pr := PartitionRead{Replicas: r, Adding: moves.AddingReplicas[strconv.Itoa(p)], Removing: moves.RemovingReplicas[strconv.Itoa(p)]}
 		data, st, err := s.ZK.Get(zkmeta.StatePath(name, p))
 		switch {
 		case err == nil:
@@ -193,7 +195,17 @@ func StateZNode(s LeaderAndISR) []byte {
 
 // WriteStates writes ws in one multi fenced by /controller_epoch's version.
 func (s *ZKStore) WriteStates(epochZkVersion int32, ws []StateWrite) ([]int32, error) {
+	return s.Write(epochZkVersion, ws, nil)
+}
+
+// Write writes the topic znodes ts (at any version, as Kafka's
+// setTopicAssignment) and the states ws in one multi fenced by
+// /controller_epoch's version.
+func (s *ZKStore) Write(epochZkVersion int32, ws []StateWrite, ts []TopicWrite) ([]int32, error) {
 	ops := []any{&zk.CheckVersionRequest{Path: "/controller_epoch", Version: epochZkVersion}}
+	for _, t := range ts {
+		ops = append(ops, &zk.SetDataRequest{Path: zkmeta.TopicPath(t.Topic), Data: TopicZNode(t), Version: -1})
+	}
 	creating := map[string]bool{}
 	ensure := func(p string) {
 		if creating[p] {

@@ -1,0 +1,103 @@
+package clusterops
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
+)
+
+// TestCreatePartitionsOnACluster: "grow" goes from 3 to 6 partitions
+// (RF 2) through kadm.CreatePartitions. The new partitions continue the
+// leaders' round robin from partition 0's first replica (Kafka's
+// createPartitions: partition p's first replica is broker
+// (p + start) % 3), get their states and LeaderAndIsr (leader, both
+// replicas in the ISR), and take records.
+func TestCreatePartitionsOnACluster(t *testing.T) {
+	cl := kafkaenv.StartCluster(t, 3, fast(0))
+	createTopic(t, cl, "grow", 3, 2)
+	adm := kadm.NewClient(client(t, cl))
+	if _, err := adm.CreatePartitions(ctxT(t), 3, "grow"); err != nil {
+		t.Fatalf("CreatePartitions: %v", err)
+	}
+	waitLed(t, cl, "grow", 6)
+	z := cl.Brokers[0].ZK()
+	waitStates(t, cl, z, "grow", 6, "both replicas in every ISR", allInISR(2))
+	td, err := adm.ListTopics(ctxT(t), "grow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := td["grow"].Partitions
+	start := int(parts[0].Replicas[0]) - 1 // brokers 1, 2, 3
+	for p := int32(3); p < 6; p++ {
+		if want := int32((int(p)+start)%3 + 1); parts[p].Replicas[0] != want {
+			t.Errorf("grow-%d: replicas %v, want %d first (partition 0: %v)", p, parts[p].Replicas, want, parts[0].Replicas)
+		}
+	}
+	var rs []*kgo.Record
+	for part := int32(3); part < 6; part++ {
+		rs = append(rs, &kgo.Record{Topic: "grow", Partition: part, Value: []byte("v")})
+	}
+	p := client(t, cl, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	// A broker's metadata may still show 3 partitions for a moment (its
+	// UpdateMetadata is on its way): retry, bounded.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		err := p.ProduceSync(ctxT(t), rs...).FirstErr()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("produce to the new partitions: %v", err)
+		}
+		p.ForceMetadataRefresh()
+	}
+	c := client(t, cl, kgo.ConsumeTopics("grow"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	got := map[int32]int{}
+	for len(got) < 3 && ctx.Err() == nil {
+		c.PollFetches(ctx).EachRecord(func(r *kgo.Record) { got[r.Partition]++ })
+	}
+	if len(got) != 3 {
+		t.Fatalf("read back from partitions %v, want 3, 4, 5", got)
+	}
+}
+
+// TestCreatePartitionsDuringAMove: a topic whose znode has a move in
+// progress (adding_replicas) is not grown: REASSIGNMENT_IN_PROGRESS, as
+// Kafka (growing it would drop the move from the znode).
+func TestCreatePartitionsDuringAMove(t *testing.T) {
+	cl := kafkaenv.StartCluster(t, 3, fast(0))
+	createAssigned(t, cl, "busy", [][]int32{{1, 2}})
+	z := cl.Brokers[0].ZK()
+	path := cl.Brokers[0].Path("/brokers/topics/busy")
+	data, st, err := z.Get(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tz map[string]any
+	if err := json.Unmarshal(data, &tz); err != nil {
+		t.Fatal(err)
+	}
+	tz["partitions"] = map[string][]int32{"0": {3, 1, 2}}
+	tz["adding_replicas"] = map[string][]int32{"0": {3}}
+	tz["removing_replicas"] = map[string][]int32{"0": {1}}
+	moving, _ := json.Marshal(tz)
+	if _, err := z.Set(path, moving, st.Version); err != nil {
+		t.Fatal(err)
+	}
+	adm := kadm.NewClient(client(t, cl))
+	rs, err := adm.CreatePartitions(ctxT(t), 1, "busy")
+	if err == nil {
+		err = rs["busy"].Err
+	}
+	if !errors.Is(err, kerr.ReassignmentInProgress) {
+		t.Fatalf("CreatePartitions during a move: %v, want REASSIGNMENT_IN_PROGRESS", err)
+	}
+}
