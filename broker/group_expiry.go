@@ -33,7 +33,7 @@ func (c *coordinator) expireOffsets(now time.Time) {
 		return
 	}
 	for _, name := range names {
-		if br, _, ok := c.b.coordinatorFor(name); ok && br.id != c.b.cfg.BrokerID {
+		if !c.b.coordinates(name) {
 			continue
 		}
 		g, code := c.lookup(name, false)
@@ -97,7 +97,7 @@ func (c *coordinator) topicDeleted(topic string) {
 			return
 		}
 		for _, name := range names {
-			if br, _, ok := c.b.coordinatorFor(name); ok && br.id != c.b.cfg.BrokerID {
+			if !c.b.coordinates(name) {
 				continue
 			}
 			g, code := c.lookup(name, false)

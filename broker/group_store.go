@@ -69,6 +69,9 @@ func (c *coordinator) loadGroup(name string) (*group, error) {
 	}
 	g := c.newGroup(name)
 	g.znodes[groupPath(name)] = true
+	if err := c.loadGroupMetadata(g); err != nil {
+		return nil, err
+	}
 	var newest time.Time
 	topics, err := z.Children(groupPath(name) + "/offsets")
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
@@ -277,6 +280,7 @@ func (g *group) writeOffsetsNow(ws []offsetWrite) error {
 			g.mu.Lock()
 			g.applyOffsetsLocked(ws, res, offIdx, now)
 			g.mu.Unlock()
+			g.commitRecords(ws, now)
 			return nil
 		}
 		if !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrNodeExists) {
