@@ -129,19 +129,36 @@ func (c *coordinator) lookup(name string, create bool) (*group, int16) {
 		c.b.log.Warn("loading group from ZooKeeper", "group", name, "err", err)
 		return nil, ec(kproto.CodeCoordinatorNotAvailable)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if g := c.mu.groups[name]; g != nil {
-		return g, 0
-	}
 	if loaded == nil {
 		if !create {
-			return nil, 0
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return c.mu.groups[name], 0
 		}
 		loaded = c.newGroup(name)
 	}
 	loaded.epoch = epoch
-	c.mu.groups[name] = loaded
+	loaded.mu.Lock()
+	loaded.restoreMembersLocked() // its timers are stopped below if it is not published
+	loaded.mu.Unlock()
+	c.mu.Lock()
+	g = c.mu.groups[name]
+	if g == nil {
+		c.mu.groups[name] = loaded
+	}
+	c.mu.Unlock()
+	if g != nil { // loaded meanwhile by another request
+		loaded.mu.Lock()
+		loaded.stopTimersLocked()
+		loaded.mu.Unlock()
+		return g, 0
+	}
+	loaded.mu.Lock()
+	if loaded.state == groupStable { // restored: its /ids and /owners again
+		c.mirror.members(loaded)
+		c.mirror.owners(loaded, loaded.ownersLocked())
+	}
+	loaded.mu.Unlock()
 	return loaded, 0
 }
 
@@ -246,6 +263,7 @@ type group struct {
 	// coordinator last read or wrote (-1: none), group_records.go.
 	metaSeq     uint64
 	metaVersion int32
+	stored      *kmsg.GroupMetadataValue // read at load, until restoreMembersLocked
 	nextOrder   uint64
 
 	// commitQueue holds OffsetCommits waiting for the multi in flight;

@@ -68,9 +68,8 @@ func (g *group) groupMetadataLocked(now time.Time) []byte {
 }
 
 // loadGroupMetadata reads the stored generation and protocol type into
-// g (just loaded, not yet published). The members are not restored: they
-// rejoin (their heartbeats answer UNKNOWN_MEMBER_ID) and the rebalance
-// starts the next generation.
+// g (just loaded, not yet published), and keeps the record for
+// restoreMembersLocked.
 func (c *coordinator) loadGroupMetadata(g *group) error {
 	data, st, err := c.b.zk.Get(groupMetadataPath(g.name))
 	if errors.Is(err, zk.ErrNoNode) {
@@ -86,7 +85,48 @@ func (c *coordinator) loadGroupMetadata(g *group) error {
 		return nil
 	}
 	g.generation, g.protocolType = v.Generation, v.ProtocolType
+	g.stored = &v
 	return nil
+}
+
+// restoreMembersLocked makes a group just loaded by its new coordinator
+// Stable again with the members, protocol, leader and assignments of the
+// stored record, as Kafka's GroupMetadataManager loads a group, when the
+// record was written after the leader's assignment (every member has
+// one); their heartbeats then go on in the same generation, with no
+// rebalance. Otherwise (the record of a join phase, or of an Empty group)
+// the group stays Empty at the stored generation: the members' heartbeats
+// answer UNKNOWN_MEMBER_ID, they rejoin, and the rebalance starts the next
+// generation. g.mu held; g is not published yet (lookup).
+func (g *group) restoreMembersLocked() {
+	v := g.stored
+	g.stored = nil
+	if v == nil || v.Protocol == nil || v.Leader == nil || len(v.Members) == 0 {
+		return
+	}
+	for _, vm := range v.Members {
+		if len(vm.Assignment) == 0 {
+			return
+		}
+	}
+	g.protocol, g.leader = *v.Protocol, *v.Leader
+	for _, vm := range v.Members {
+		m := &groupMember{id: vm.MemberID, clientID: vm.ClientID, host: vm.ClientHost,
+			sessionTimeout:   time.Duration(vm.SessionTimeoutMillis) * time.Millisecond,
+			rebalanceTimeout: time.Duration(vm.RebalanceTimeoutMillis) * time.Millisecond,
+			protocolType:     v.ProtocolType, assignment: vm.Assignment,
+			protocols: []kmsg.JoinGroupRequestProtocol{{Name: *v.Protocol, Metadata: vm.Subscription}}}
+		if vm.InstanceID != nil {
+			m.instanceID = *vm.InstanceID
+			g.static[m.instanceID] = m.id
+		}
+		g.nextOrder++
+		m.order = g.nextOrder
+		g.members[m.id] = m
+		g.scheduleHeartbeatLocked(m)
+	}
+	g.state = groupStable
+	g.co.b.log.Info("group loaded with its members", "group", g.name, "generation", g.generation, "members", len(g.members))
 }
 
 var errGroupMoved = errors.New("group metadata written by another coordinator")
