@@ -83,6 +83,8 @@ func (c *coordinator) expireGroup(g *group, now time.Time) {
 		c.remove(g)
 		if err := c.deleteGroupZNodes(g.name); err != nil {
 			c.b.log.Warn("deleting expired group", "group", g.name, "err", err)
+		} else {
+			g.groupTombstones()
 		}
 	}
 }

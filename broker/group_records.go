@@ -232,3 +232,30 @@ func (c *coordinator) appendOffsetsRecords(group string, now time.Time, kvs [][2
 		c.b.log.Debug("appending to "+offsetsTopic, "group", group, "partition", p, "code", res.code)
 	}
 }
+
+// offsetTombstones appends null values for the offset commit keys of
+// tps (offsets deleted or expired), so compaction drops them, as Kafka.
+func (g *group) offsetTombstones(tps []topicPartition) {
+	kvs := make([][2][]byte, 0, len(tps))
+	for _, tp := range tps {
+		k := kmsg.NewOffsetCommitKey()
+		k.Version, k.Group, k.Topic, k.Partition = 1, g.name, tp.topic, tp.partition
+		kvs = append(kvs, [2][]byte{k.AppendTo(nil), nil})
+	}
+	g.co.appendOffsetsRecords(g.name, time.Now(), kvs)
+}
+
+// groupTombstones appends null values for a deleted group's offsets and
+// its group metadata key.
+func (g *group) groupTombstones() {
+	g.mu.Lock()
+	tps := make([]topicPartition, 0, len(g.offsets))
+	for tp := range g.offsets {
+		tps = append(tps, tp)
+	}
+	g.mu.Unlock()
+	g.offsetTombstones(tps)
+	k := kmsg.NewGroupMetadataKey()
+	k.Version, k.Group = 2, g.name
+	g.co.appendOffsetsRecords(g.name, time.Now(), [][2][]byte{{k.AppendTo(nil), nil}})
+}

@@ -428,6 +428,7 @@ func (g *group) deleteOffsets(tps []topicPartition) error {
 		delete(g.znodes, offsetMetaPath(g.name, tp))
 	}
 	g.mu.Unlock()
+	g.offsetTombstones(tps)
 	return nil
 }
 

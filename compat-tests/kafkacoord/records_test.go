@@ -149,6 +149,9 @@ func TestOffsetsTopicRecords(t *testing.T) {
 		fs := rd.PollRecords(pctx, 100)
 		cancel()
 		fs.EachRecord(func(r *kgo.Record) {
+			if r.Value == nil {
+				return
+			}
 			rec, err := decode(r.Key, r.Value)
 			if err != nil {
 				t.Fatalf("record at %d: %v", r.Offset, err)
@@ -181,5 +184,27 @@ func TestOffsetsTopicRecords(t *testing.T) {
 	if last == nil || last.generation != gen || last.protocolType != "consumer" || last.leader != memberID ||
 		len(last.members) != 1 || last.members[0] != memberID {
 		t.Fatalf("group metadata record %+v, want generation %d, member and leader %s", last, gen, memberID)
+	}
+
+	// Deleting the group writes tombstones (null values) for its offset
+	// keys and its group metadata key, as Kafka, for compaction to drop.
+	m.Close()
+	waitFor(t, 30*time.Second, "the group to be deleted", func() bool {
+		r, err := adm.DeleteGroup(ctx, group)
+		return err == nil && r.Err == nil
+	})
+	tombs := map[string]bool{}
+	for deadline := time.Now().Add(30 * time.Second); len(tombs) < 3 && time.Now().Before(deadline); {
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		fs := rd.PollRecords(pctx, 100)
+		cancel()
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Value == nil {
+				tombs[fmt.Sprintf("%x", r.Key)] = true
+			}
+		})
+	}
+	if len(tombs) != 3 {
+		t.Fatalf("%d tombstones after DeleteGroups, want 3 (two offsets, the group)", len(tombs))
 	}
 }
