@@ -6,4 +6,6 @@
 // group of three whose coordinator is stopped, round after round: the
 // group moves, generations never repeat, no partition has two owners in
 // one generation, and nothing is read again below the last commit.
+// compat-part.sh adds kcat -G across a coordinator move to `make compat`
+// (kcat_test.go, build tag compat).
 package kafkacoord
