@@ -13,8 +13,9 @@ import (
 )
 
 // The group coordinator: classic consumer groups (Kafka's
-// GroupCoordinator), with committed offsets and group membership kept in
-// ZooKeeper (group_store.go) instead of __consumer_offsets.
+// GroupCoordinator), with committed offsets, group membership and the
+// group metadata record kept in ZooKeeper (group_store.go,
+// group_records.go); __consumer_offsets carries a copy of each.
 //
 // Which broker coordinates a group: the leader of the group's partition
 // of __consumer_offsets (offsets_topic.go; FindCoordinator answers it;

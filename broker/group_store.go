@@ -21,6 +21,7 @@ import (
 //	/consumers/{group}/offset-metadata/{topic}/{partition}    persistent: {"leader_epoch":N,"metadata":"…","commit_timestamp":ms}
 //	/consumers/{group}/ids/{member id}                        ephemeral:  {"version":1,"subscription":{topic:1},"pattern":"static","timestamp":"ms"}
 //	/consumers/{group}/owners/{topic}/{partition}             ephemeral:  the owning member id
+//	/consumers/{group}/group-metadata                         persistent: Kafka's GroupMetadataValue v3 (group_records.go)
 //
 // Each OffsetCommit is written by one multi that creates missing parents,
 // creates or sets every offset node and creates, sets or deletes its
