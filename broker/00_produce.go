@@ -39,6 +39,8 @@ import (
 // NOT_LEADER_OR_FOLLOWER if leadership moved (Kafka's DelayedProduce).
 // Nothing of the request's bytes is kept across the wait beyond the
 // handler's return (they may be a reused mapping, doc.go).
+// The internal topic __consumer_offsets is refused with
+// INVALID_TOPIC_EXCEPTION, as Kafka's ReplicaManager does for clients.
 // Transactional produce (a transactional id) is refused per partition with
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED: there is no transaction coordinator.
 // Not implemented: per-record errors (v8 record_errors), throttling.
@@ -124,6 +126,8 @@ func (c *conn) producePartition(req *kproto.ProduceRequest, t *topic, rp *kproto
 		return fail(kproto.CodeUnknownTopicOrPartition, "")
 	case req.TransactionID != nil:
 		return fail(codeTransactionalIDAuthorizationFailed, "transactions are not supported")
+	case isInternalTopic(t.name):
+		return fail(kproto.CodeInvalidTopicException, "Cannot append to internal topic %s", t.name)
 	}
 	part := t.partition(rp.Partition)
 	if part == nil {

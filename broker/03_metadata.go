@@ -19,6 +19,7 @@ import (
 //     null name; each partition's replicas, ISR, offline replicas
 //     (replicas on brokers that are not live) and leader epoch; a
 //     partition without a live leader is LEADER_NOT_AVAILABLE, leader -1;
+//   - is_internal (v1+) for __consumer_offsets (offsets_topic.go);
 //   - auto-creation: an unknown topic is created with num.partitions and
 //     default.replication.factor when auto.create.topics.enable is set
 //     and the request allows it (always before v4), and answered
@@ -107,7 +108,7 @@ func (b *Broker) metadataTopic(name string) (kproto.MetadataTopic, bool) {
 	if !ok {
 		return kproto.MetadataTopic{}, false
 	}
-	out := kproto.MetadataTopic{Topic: &name, TopicID: id, AuthorizedOperations: authorizedOpsUnknown}
+	out := kproto.MetadataTopic{Topic: &name, TopicID: id, IsInternal: isInternalTopic(name), AuthorizedOperations: authorizedOpsUnknown}
 	out.Partitions = make([]kproto.MetadataPartition, len(parts))
 	for p, cp := range parts {
 		mp := kproto.MetadataPartition{

@@ -7,9 +7,10 @@ import (
 
 // FindCoordinator (key 10), v0-4, via kmsg.
 //
-// Group keys (type 0) are answered with the live broker the group id
-// hashes to (coordinatorFor, group_coordinator.go); group state is in
-// ZooKeeper, so any broker can take a group over. Transaction keys (type 1)
+// Group keys (type 0) are answered with the leader of the group's
+// partition of __consumer_offsets (coordinatorFor, offsets_topic.go),
+// which the first FindCoordinator creates; COORDINATOR_NOT_AVAILABLE
+// while it is created or the partition has no leader. Transaction keys (type 1)
 // get COORDINATOR_NOT_AVAILABLE: there is no transaction coordinator.
 // v4 batches keys (coordinator_keys); v0-3 use the single key.
 
@@ -17,7 +18,6 @@ func init() { regKey(kproto.KeyFindCoordinator, 0, 4, kmsgHandler(handleFindCoor
 
 func handleFindCoordinator(c *conn, req *kmsg.FindCoordinatorRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
-	host, port := c.b.selfEndpoint(c.listener)
 	answer := func(keyType int8, key string) (code int16, id int32, h string, p int32, msg *string) {
 		if code := c.coordinatorDenied(keyType, key); code != 0 {
 			return code, -1, "", -1, kerrMessage(code)
@@ -26,11 +26,12 @@ func handleFindCoordinator(c *conn, req *kmsg.FindCoordinatorRequest) (kmsg.Resp
 			m := "transactions are not supported"
 			return int16(kproto.CodeCoordinatorNotAvailable), -1, "", -1, &m
 		}
-		if br, _, ok := c.b.coordinatorFor(key); ok {
-			h, p := br.at(c.listener)
-			return 0, br.id, h, p, nil
+		br, kc := c.b.coordinatorFor(key)
+		if kc != kproto.CodeNone {
+			return int16(kc), -1, "", -1, kerrMessage(int16(kc))
 		}
-		return 0, c.b.cfg.BrokerID, host, port, nil
+		host, port := br.at(c.listener)
+		return 0, br.id, host, port, nil
 	}
 	if req.Version >= 4 {
 		for _, key := range req.CoordinatorKeys {
@@ -43,12 +44,4 @@ func handleFindCoordinator(c *conn, req *kmsg.FindCoordinatorRequest) (kmsg.Resp
 	}
 	resp.ErrorCode, resp.NodeID, resp.Host, resp.Port, resp.ErrorMessage = answer(req.CoordinatorType, req.CoordinatorKey)
 	return resp, nil
-}
-
-// selfEndpoint is this broker's advertised host and port on listener,
-// from the cache of /brokers/ids.
-func (b *Broker) selfEndpoint(listener string) (string, int32) {
-	b.cluster.mu.RLock()
-	defer b.cluster.mu.RUnlock()
-	return b.cluster.brokers[b.cfg.BrokerID].at(listener)
 }

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -16,7 +17,8 @@ import (
 // membership, KIP-345), v9 sets SkipAssignment when a static leader
 // rejoins a Stable group. The request parks until the join phase ends
 // (every member rejoined, or the rebalance timeout) on the connection's
-// reader, as Kafka delays the response.
+// reader, as Kafka delays the response. A new generation is stored in
+// ZooKeeper (group_records.go) before it is answered.
 
 func init() { regKey(kproto.KeyJoinGroup, 0, 9, groupHandler(handleJoinGroup)) }
 
@@ -54,6 +56,17 @@ func handleJoinGroup(r groupRequest, req *kmsg.JoinGroupRequest) kmsg.Response {
 		case out = <-wait:
 		case <-b.done:
 			resp.ErrorCode = ec(kproto.CodeNotCoordinator)
+			return resp
+		}
+	}
+	if out.ErrorCode == 0 {
+		// The generation is stored before anyone is told it.
+		if err := g.persistMetadata(); errors.Is(err, errGroupMoved) || errors.Is(err, errGroupDead) {
+			resp.ErrorCode = ec(kproto.CodeNotCoordinator)
+			return resp
+		} else if err != nil {
+			b.log.Warn("storing group metadata", "group", req.Group, "err", err)
+			resp.ErrorCode = ec(kproto.CodeCoordinatorNotAvailable)
 			return resp
 		}
 	}

@@ -40,7 +40,7 @@ func handleListGroups(r groupRequest, req *kmsg.ListGroupsRequest) kmsg.Response
 		if !all && !r.c.allowedGroup(authz.OpDescribe, name) {
 			continue
 		}
-		if br, _, ok := co.b.coordinatorFor(name); ok && br.id != co.b.cfg.BrokerID {
+		if !co.b.coordinates(name) {
 			continue
 		}
 		g, code := co.lookup(name, false)

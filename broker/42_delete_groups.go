@@ -56,5 +56,6 @@ func (c *coordinator) deleteGroup(name string) int16 {
 		c.b.log.Warn("deleting group znodes", "group", name, "err", err)
 		return ec(kproto.CodeCoordinatorNotAvailable)
 	}
+	g.groupTombstones()
 	return 0
 }

@@ -304,6 +304,9 @@ func (b *Broker) applyTopic(t *topic) error {
 	b.cluster.topics[t.name] = t
 	b.cluster.byID[t.id] = t
 	b.cluster.mu.Unlock()
+	if t.name == offsetsTopic && b.groups != nil {
+		b.groups.offsetsLeadershipChanged(t)
+	}
 	if old != nil {
 		// Replicas this broker no longer holds (a reassignment) are
 		// closed; their data stays.

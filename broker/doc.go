@@ -3,7 +3,10 @@
 // keeps cluster metadata in ZooKeeper, in Apache Kafka's ZooKeeper-mode
 // layout, through a real client (github.com/go-zookeeper/zk) and never
 // imports quorum. The group coordinator (group_*.go) keeps committed
-// offsets and group membership in ZooKeeper under /consumers.
+// offsets, group membership and each group's metadata record in ZooKeeper
+// under /consumers; it runs on the leader of the group's partition of
+// the internal topic __consumer_offsets (offsets_topic.go), which also
+// carries every commit and rebalance in Kafka's record formats.
 //
 // # Usage
 //
@@ -73,7 +76,12 @@
 //	config.go       Config and server.properties; config_rules.go the rules of its values;
 //	                topicconfig.go per-topic configs, topicconfig_alter.go their changes at
 //	                run time (keys 33, 44), config_changes.go the /config/changes watch
-//	group_*.go      the group coordinator: state machine, ZooKeeper store, expiry
+//	group_*.go      the group coordinator: state machine, ZooKeeper store, expiry;
+//	                group_records.go the group metadata record (/consumers/{g}/group-metadata,
+//	                the generation stored before it is answered; members restored on a move)
+//	                and the records appended to __consumer_offsets
+//	offsets_topic.go  __consumer_offsets: created on the first FindCoordinator, internal,
+//	                the coordinator as the leader of partition abs(hash(group)) % N
 //	acl_authorizer.go  the ACL authorizer (authorizer.class.name): ACLs in Kafka's znodes,
 //	                compare-and-set writes, change notifications followed by every broker;
 //	                authz/ (package authz) the pure rules and the cache; config_authz.go its keys

@@ -15,6 +15,10 @@ type GroupConfig struct {
 	OffsetMetadataMaxBytes int32         // offset.metadata.max.bytes (4096)
 	OffsetsRetention       time.Duration // offsets.retention.minutes (7 days)
 	OffsetsRetentionCheck  time.Duration // offsets.retention.check.interval.ms (10 min)
+
+	OffsetsTopicPartitions        int32 // offsets.topic.num.partitions (50)
+	OffsetsTopicReplicationFactor int16 // offsets.topic.replication.factor (3)
+	OffsetsTopicSegmentBytes      int32 // offsets.topic.segment.bytes (100 MiB)
 }
 
 // DefaultGroupConfig is Kafka's defaults.
@@ -26,6 +30,10 @@ func DefaultGroupConfig() GroupConfig {
 		OffsetMetadataMaxBytes: 4096,
 		OffsetsRetention:       7 * 24 * time.Hour,
 		OffsetsRetentionCheck:  10 * time.Minute,
+
+		OffsetsTopicPartitions:        50,
+		OffsetsTopicReplicationFactor: 3,
+		OffsetsTopicSegmentBytes:      100 << 20,
 	}
 }
 
@@ -47,6 +55,15 @@ func (g *GroupConfig) fillDefaults() {
 	}
 	if g.OffsetsRetentionCheck <= 0 {
 		g.OffsetsRetentionCheck = d.OffsetsRetentionCheck
+	}
+	if g.OffsetsTopicPartitions <= 0 {
+		g.OffsetsTopicPartitions = d.OffsetsTopicPartitions
+	}
+	if g.OffsetsTopicReplicationFactor <= 0 {
+		g.OffsetsTopicReplicationFactor = d.OffsetsTopicReplicationFactor
+	}
+	if g.OffsetsTopicSegmentBytes <= 0 {
+		g.OffsetsTopicSegmentBytes = d.OffsetsTopicSegmentBytes
 	}
 }
 
@@ -71,6 +88,12 @@ func (g *GroupConfig) parseProperty(k, v string) (ok bool, err error) {
 		g.OffsetsRetention = durationOf(n, time.Minute)
 	case "offsets.retention.check.interval.ms":
 		err = millisIn(v, 1, math.MaxInt64, &g.OffsetsRetentionCheck)
+	case "offsets.topic.num.partitions":
+		err = intIn(v, 1, math.MaxInt32, &g.OffsetsTopicPartitions)
+	case "offsets.topic.replication.factor":
+		err = intIn(v, 1, math.MaxInt16, &g.OffsetsTopicReplicationFactor)
+	case "offsets.topic.segment.bytes":
+		err = intIn(v, 1, math.MaxInt32, &g.OffsetsTopicSegmentBytes)
 	default:
 		return false, nil
 	}

@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -15,16 +13,17 @@ import (
 )
 
 // The group coordinator: classic consumer groups (Kafka's
-// GroupCoordinator), with committed offsets and group membership kept in
-// ZooKeeper (group_store.go) instead of __consumer_offsets.
+// GroupCoordinator), with committed offsets, group membership and the
+// group metadata record kept in ZooKeeper (group_store.go,
+// group_records.go); __consumer_offsets carries a copy of each.
 //
-// Which broker coordinates a group: Java's String.hashCode of the group
-// id, modulo the number of live brokers, indexes the live brokers sorted
-// by id (FindCoordinator answers it; every other broker answers
-// NOT_COORDINATOR). A group's in-memory state is loaded from ZooKeeper
-// when first touched; a group without members is reloaded when the set of
-// live brokers changed since it was loaded, so a coordinator that moved
-// away and back does not serve stale offsets. The offsets of a group that
+// Which broker coordinates a group: the leader of the group's partition
+// of __consumer_offsets (offsets_topic.go; FindCoordinator answers it;
+// every other broker answers NOT_COORDINATOR). A group's in-memory state
+// is loaded from ZooKeeper when first touched, its generation and
+// protocol from the group metadata znode (group_records.go), and dropped
+// when the partition's leadership leaves this broker or changes epoch,
+// so a coordinator that moved away and back does not serve stale state. The offsets of a group that
 // is idle here (Empty, nobody committing through this broker) are
 // re-read from ZooKeeper when fetched (refreshIdle, group_store.go): the
 // ZooKeeper-coordinated consumer commits straight into ZooKeeper.
@@ -102,47 +101,13 @@ func (c *coordinator) stop() {
 	}
 }
 
-// javaHash is Java's String.hashCode (over UTF-16 code units).
-func javaHash(s string) int32 {
-	var h int32
-	for _, r := range s {
-		if r >= 0x10000 {
-			r -= 0x10000
-			h = 31*h + int32(0xD800+(r>>10))
-			h = 31*h + int32(0xDC00+(r&0x3FF))
-			continue
-		}
-		h = 31*h + int32(r)
-	}
-	return h
-}
-
-// coordinatorFor is the broker that coordinates group, and the
-// fingerprint of the live broker set it was chosen from.
-func (b *Broker) coordinatorFor(group string) (brokerInfo, string, bool) {
-	live := b.cluster.liveBrokers()
-	if len(live) == 0 {
-		return brokerInfo{}, "", false
-	}
-	h := int64(javaHash(group))
-	if h < 0 {
-		h = -h
-	}
-	var fp strings.Builder
-	for _, br := range live {
-		fp.WriteString(strconv.Itoa(int(br.id)))
-		fp.WriteByte(',')
-	}
-	return live[h%int64(len(live))], fp.String(), true
-}
-
 // lookup returns the group if this broker coordinates it, loading it from
 // ZooKeeper when it is not in memory. With create, a missing group is
 // created Empty. The code is NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE
 // (ZooKeeper failed) or 0; g is nil when the group does not exist.
 func (c *coordinator) lookup(name string, create bool) (*group, int16) {
-	br, fp, ok := c.b.coordinatorFor(name)
-	if ok && br.id != c.b.cfg.BrokerID {
+	epoch, ok := c.b.coordinatorEpoch(name)
+	if !ok {
 		c.unload(name)
 		return nil, ec(kproto.CodeNotCoordinator)
 	}
@@ -151,38 +116,50 @@ func (c *coordinator) lookup(name string, create bool) (*group, int16) {
 	c.mu.Unlock()
 	if g != nil {
 		g.mu.Lock()
-		stale := g.fingerprint != fp && len(g.members) == 0 && g.state != groupDead
-		if stale {
-			g.state = groupDead
-		}
+		stale := g.epoch != epoch && g.state != groupDead
 		g.mu.Unlock()
 		if !stale {
 			return g, 0
 		}
-		c.mu.Lock()
-		if c.mu.groups[name] == g {
-			delete(c.mu.groups, name)
-		}
-		c.mu.Unlock()
+		// Loaded in an earlier term of the partition here: what the
+		// coordinators in between wrote is in ZooKeeper.
+		c.unload(name)
 	}
 	loaded, err := c.loadGroup(name)
 	if err != nil {
 		c.b.log.Warn("loading group from ZooKeeper", "group", name, "err", err)
 		return nil, ec(kproto.CodeCoordinatorNotAvailable)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if g := c.mu.groups[name]; g != nil {
-		return g, 0
-	}
 	if loaded == nil {
 		if !create {
-			return nil, 0
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return c.mu.groups[name], 0
 		}
 		loaded = c.newGroup(name)
 	}
-	loaded.fingerprint = fp
-	c.mu.groups[name] = loaded
+	loaded.epoch = epoch
+	loaded.mu.Lock()
+	loaded.restoreMembersLocked() // its timers are stopped below if it is not published
+	loaded.mu.Unlock()
+	c.mu.Lock()
+	g = c.mu.groups[name]
+	if g == nil {
+		c.mu.groups[name] = loaded
+	}
+	c.mu.Unlock()
+	if g != nil { // loaded meanwhile by another request
+		loaded.mu.Lock()
+		loaded.stopTimersLocked()
+		loaded.mu.Unlock()
+		return g, 0
+	}
+	loaded.mu.Lock()
+	if loaded.state == groupStable { // restored: its /ids and /owners again
+		c.mirror.members(loaded)
+		c.mirror.owners(loaded, loaded.ownersLocked())
+	}
+	loaded.mu.Unlock()
 	return loaded, 0
 }
 
@@ -190,7 +167,7 @@ func (c *coordinator) newGroup(name string) *group {
 	return &group{co: c, name: name, members: map[string]*groupMember{},
 		pending: map[string]*time.Timer{}, static: map[string]string{},
 		offsets: map[topicPartition]*committedOffset{}, znodes: map[string]bool{},
-		emptySince: time.Now()}
+		emptySince: time.Now(), metaVersion: -1}
 }
 
 // unload forgets a group this broker no longer coordinates: waiters get
@@ -281,13 +258,24 @@ type group struct {
 	delayStart     time.Time
 	delayJoined    bool // a member joined during the current delay
 
-	fingerprint string // live brokers when loaded
+	epoch int32 // of the offsets partition's leadership it was loaded in
+	// metaSeq counts changes of the group metadata to store;
+	// metaVersion is the group-metadata znode's version this
+	// coordinator last read or wrote (-1: none), group_records.go.
+	metaSeq     uint64
+	metaVersion int32
+	stored      *kmsg.GroupMetadataValue // read at load, until restoreMembersLocked
 	nextOrder   uint64
 
 	// commitQueue holds OffsetCommits waiting for the multi in flight;
 	// committing is set while commitLoop runs (group_store.go).
 	commitQueue []*commitBatch
 	committing  bool
+
+	// metaMu orders the group metadata writes (held across ZooKeeper IO,
+	// never with mu held); metaDone is the metaSeq last stored.
+	metaMu   sync.Mutex
+	metaDone uint64
 }
 
 type groupMember struct {

@@ -33,7 +33,7 @@ func (c *coordinator) expireOffsets(now time.Time) {
 		return
 	}
 	for _, name := range names {
-		if br, _, ok := c.b.coordinatorFor(name); ok && br.id != c.b.cfg.BrokerID {
+		if !c.b.coordinates(name) {
 			continue
 		}
 		g, code := c.lookup(name, false)
@@ -83,6 +83,8 @@ func (c *coordinator) expireGroup(g *group, now time.Time) {
 		c.remove(g)
 		if err := c.deleteGroupZNodes(g.name); err != nil {
 			c.b.log.Warn("deleting expired group", "group", g.name, "err", err)
+		} else {
+			g.groupTombstones()
 		}
 	}
 }
@@ -97,7 +99,7 @@ func (c *coordinator) topicDeleted(topic string) {
 			return
 		}
 		for _, name := range names {
-			if br, _, ok := c.b.coordinatorFor(name); ok && br.id != c.b.cfg.BrokerID {
+			if !c.b.coordinates(name) {
 				continue
 			}
 			g, code := c.lookup(name, false)

@@ -357,6 +357,7 @@ func (g *group) completeJoinLocked() {
 		}
 	}
 	g.generation++
+	g.metaChangedLocked()
 	if len(g.members) == 0 {
 		g.becomeEmptyLocked()
 		g.co.mirror.members(g)
@@ -388,6 +389,8 @@ func (g *group) completeJoinLocked() {
 }
 
 func (g *group) becomeEmptyLocked() {
+	g.metaChangedLocked()
+	g.persistMetadataAsync()
 	g.state = groupEmpty
 	g.protocol = ""
 	g.leader = ""
@@ -592,6 +595,8 @@ func (g *group) syncLocked(m *groupMember, req *kmsg.SyncGroupRequest) (*kmsg.Sy
 			}
 		}
 		g.co.mirror.owners(g, g.ownersLocked())
+		g.metaChangedLocked()
+		g.persistMetadataAsync()
 	}
 	return nil, ch // the leader's own sync was answered above
 }

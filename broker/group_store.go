@@ -21,6 +21,7 @@ import (
 //	/consumers/{group}/offset-metadata/{topic}/{partition}    persistent: {"leader_epoch":N,"metadata":"…","commit_timestamp":ms}
 //	/consumers/{group}/ids/{member id}                        ephemeral:  {"version":1,"subscription":{topic:1},"pattern":"static","timestamp":"ms"}
 //	/consumers/{group}/owners/{topic}/{partition}             ephemeral:  the owning member id
+//	/consumers/{group}/group-metadata                         persistent: Kafka's GroupMetadataValue v3 (group_records.go)
 //
 // Each OffsetCommit is written by one multi that creates missing parents,
 // creates or sets every offset node and creates, sets or deletes its
@@ -69,6 +70,9 @@ func (c *coordinator) loadGroup(name string) (*group, error) {
 	}
 	g := c.newGroup(name)
 	g.znodes[groupPath(name)] = true
+	if err := c.loadGroupMetadata(g); err != nil {
+		return nil, err
+	}
 	var newest time.Time
 	topics, err := z.Children(groupPath(name) + "/offsets")
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
@@ -277,6 +281,7 @@ func (g *group) writeOffsetsNow(ws []offsetWrite) error {
 			g.mu.Lock()
 			g.applyOffsetsLocked(ws, res, offIdx, now)
 			g.mu.Unlock()
+			g.commitRecords(ws, now)
 			return nil
 		}
 		if !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrNodeExists) {
@@ -424,6 +429,7 @@ func (g *group) deleteOffsets(tps []topicPartition) error {
 		delete(g.znodes, offsetMetaPath(g.name, tp))
 	}
 	g.mu.Unlock()
+	g.offsetTombstones(tps)
 	return nil
 }
 

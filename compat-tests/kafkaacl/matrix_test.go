@@ -67,6 +67,20 @@ func newMatrix(t *testing.T) *matrix {
 	if err := m.client(admin).ProduceSync(ctx(t), &kgo.Record{Topic: "fin-ledger", Value: []byte("seed")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
+	// The first FindCoordinator creates __consumer_offsets; the matrix
+	// starts once every group it names has a coordinator.
+	for _, id := range []int32{1, 2} {
+		waitFor(t, "__consumer_offsets", func() bool {
+			fc := kmsg.NewPtrFindCoordinatorRequest()
+			fc.Version, fc.CoordinatorKeys = 4, []string{"g-alice", "g-bob", "g-x"}
+			for _, c := range on[*kmsg.FindCoordinatorResponse](t, m.client(admin), id, fc).Coordinators {
+				if c.ErrorCode != 0 {
+					return false
+				}
+			}
+			return true
+		})
+	}
 	return m
 }
 
@@ -562,8 +576,9 @@ func TestACLMatrix(t *testing.T) {
 	// Metadata hides the topics a principal may not describe, on both brokers.
 	for _, id := range []int32{1, 2} {
 		for who, want := range map[string][]string{
-			alice: {"fin-ledger", "fin-secret"}, bob: {"fin-ledger", "fin-secret", "other"}, anon: nil,
-			admin: {"fin-ledger", "fin-secret", "other"},
+			// __consumer_offsets is a topic as any for DESCRIBE (bob's is on *).
+			alice: {"fin-ledger", "fin-secret"}, bob: {"__consumer_offsets", "fin-ledger", "fin-secret", "other"}, anon: nil,
+			admin: {"__consumer_offsets", "fin-ledger", "fin-secret", "other"},
 		} {
 			if got := m.visible(who, id); !slices.Equal(got, want) {
 				t.Errorf("broker %d shows %s the topics %q, want %q", id, who, got, want)

@@ -18,14 +18,12 @@ import (
 // (through KGO_SEEDS) and need nothing zkafka lacks (no transactions, no
 // share groups, no SASL): produce, consume, groups, regex consumption,
 // partition changes and purges. KGO_RUN replaces the list. Left out:
-// TestConsumeRegex, which expects __consumer_offsets in Metadata (zkafka
-// keeps group offsets without that topic), TestTxnEtl and the share,
-// SASL and 848 tests.
+// TestTxnEtl and the share, SASL and 848 tests.
 var kgoTests = []string{
 	"TestGroupETL", "TestGroupSimple", "TestClient_Produce", "TestClient_ProduceLargeMessages",
 	"TestConsumeTopicRetrieval", "TestDirectPartitionPurge", "TestAddRemovePartitions",
 	"TestIssue325", "TestIssue337", "TestIssue434", "TestIssue523", "TestIssue648", "TestIssue810",
-	"TestIssue865", "TestPauseIssue489", "TestPing",
+	"TestIssue865", "TestPauseIssue489", "TestPing", "TestConsumeRegex",
 }
 
 // TestKgoIntegration runs franz-go's own kgo integration tests, from the

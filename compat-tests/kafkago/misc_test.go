@@ -2,6 +2,7 @@ package kafkago
 
 import (
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -24,8 +25,19 @@ func TestClusterCoordinatorAndEpochAPIs(t *testing.T) {
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	fc.Version = 4
 	fc.CoordinatorKeys = []string{"group-a", "group-b"}
+	// The first creates __consumer_offsets: COORDINATOR_NOT_AVAILABLE
+	// until its partitions have a leader, as Kafka.
 	fr := c.roundTrip(fc).(*kmsg.FindCoordinatorResponse)
-	if len(fr.Coordinators) != 2 || fr.Coordinators[0].NodeID != 0 || fr.Coordinators[1].ErrorCode != 0 {
+	if len(fr.Coordinators) != 2 || fr.Coordinators[0].ErrorCode != kerr.CoordinatorNotAvailable.Code {
+		t.Fatalf("first FindCoordinator v4: %+v", fr)
+	}
+	for deadline := time.Now().Add(30 * time.Second); fr.Coordinators[0].ErrorCode != 0 || fr.Coordinators[1].ErrorCode != 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("FindCoordinator v4: %+v", fr)
+		}
+		fr = c.roundTrip(fc).(*kmsg.FindCoordinatorResponse)
+	}
+	if fr.Coordinators[0].NodeID != 0 || fr.Coordinators[1].NodeID != 0 {
 		t.Fatalf("FindCoordinator v4: %+v", fr)
 	}
 	fc.Version, fc.CoordinatorKey = 0, "group-a"

@@ -38,12 +38,19 @@ func TestGroupProtocolErrors(t *testing.T) {
 		return r
 	}
 
-	// FindCoordinator v4 batches keys.
+	// FindCoordinator v4 batches keys; the first creates
+	// __consumer_offsets and answers COORDINATOR_NOT_AVAILABLE until its
+	// partitions have leaders.
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	fc.Version, fc.CoordinatorKeys = 4, []string{"a", "b"}
-	if r := must(c1.Request(ctx, fc)).(*kmsg.FindCoordinatorResponse); len(r.Coordinators) != 2 || r.Coordinators[1].ErrorCode != 0 {
-		t.Fatalf("find coordinator v4: %+v", r)
+	if r := must(c1.Request(ctx, fc)).(*kmsg.FindCoordinatorResponse); len(r.Coordinators) != 2 || r.Coordinators[1].ErrorCode != kerr.CoordinatorNotAvailable.Code {
+		t.Fatalf("first find coordinator v4: %+v", r)
 	}
+	waitFor(t, 30*time.Second, "coordinators of a and b", func() bool {
+		r := must(c1.Request(ctx, fc)).(*kmsg.FindCoordinatorResponse)
+		return len(r.Coordinators) == 2 && r.Coordinators[0].ErrorCode == 0 && r.Coordinators[1].ErrorCode == 0
+	})
+	waitCoordinator(t, c1, "g-err")
 
 	// v4+: the first join gets MEMBER_ID_REQUIRED and an id.
 	r := must(c1.Request(ctx, joinReq(5, "g-err", ""))).(*kmsg.JoinGroupResponse)

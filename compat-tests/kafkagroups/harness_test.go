@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/zkafka/zkafka/broker"
 	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
 )
@@ -95,4 +96,24 @@ func itoa(i int) string {
 		i /= 10
 	}
 	return string(b[n:])
+}
+
+// waitCoordinator waits until group's coordinator answers (the offsets
+// topic exists and the group's partition has a leader that loaded it),
+// for tests that send group requests by hand.
+func waitCoordinator(t testing.TB, cl *kgo.Client, group string) {
+	t.Helper()
+	ctx := ctxT(t)
+	waitFor(t, 30*time.Second, "the coordinator of "+group, func() bool {
+		fc := kmsg.NewPtrFindCoordinatorRequest()
+		fc.CoordinatorKey = group
+		r, err := fc.RequestWith(ctx, cl)
+		if err != nil || r.ErrorCode != 0 {
+			return false
+		}
+		d := kmsg.NewPtrDescribeGroupsRequest()
+		d.Groups = []string{group}
+		dr, err := d.RequestWith(ctx, cl)
+		return err == nil && len(dr.Groups) == 1 && dr.Groups[0].ErrorCode == 0
+	})
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -88,7 +89,17 @@ func runZKConsumer(cmd *cobra.Command, f *connFlags, cf *consumeFlags, from star
 func refuseBrokerGroup(ctx context.Context, f *connFlags, cl *cluster, group string) error {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
+	// The first group request of a cluster creates __consumer_offsets:
+	// COORDINATOR_NOT_AVAILABLE until its partitions have leaders.
 	gs, err := cl.adm.DescribeGroups(ctx, group)
+	for errors.Is(err, kerr.CoordinatorNotAvailable) || errors.Is(err, kerr.CoordinatorLoadInProgress) {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("describing group %s: %w", group, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+		gs, err = cl.adm.DescribeGroups(ctx, group)
+	}
 	if err != nil {
 		return fmt.Errorf("describing group %s: %w", group, err)
 	}
