@@ -26,10 +26,6 @@ import (
 
 const offsetsTopic = "__consumer_offsets"
 
-// isInternalTopic is Kafka's Topic.isInternal (no transaction state
-// topic here: there is no transaction coordinator).
-func isInternalTopic(name string) bool { return name == offsetsTopic }
-
 // kafkaAbs is Kafka's Utils.abs: Integer.MIN_VALUE maps to 0.
 func kafkaAbs(n int32) int32 {
 	if n == -1<<31 {
