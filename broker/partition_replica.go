@@ -128,9 +128,9 @@ func (p *partition) advanceLocked() {
 }
 
 // followerFetched records a follower's fetch at fetchOffset (its log end
-// offset) on the leader: it may move the high watermark and ask for the
-// follower's return to the ISR. ok is false when this broker no longer
-// leads, or id is not a replica.
+// offset) on the leader: it may move the high watermark and ask for this
+// follower's return to the ISR (only this one's: see replica.MayJoin).
+// ok is false when this broker no longer leads, or id is not a replica.
 func (p *partition) followerFetched(id int32, fetchOffset int64, now time.Time) (ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -139,10 +139,8 @@ func (p *partition) followerFetched(id int32, fetchOffset int64, now time.Time) 
 		return false
 	}
 	p.advanceLocked()
-	if ls.Pending == nil {
-		if add := ls.CaughtUp(); len(add) > 0 {
-			p.proposeISRLocked(append(slices.Clone(ls.ISR), add...))
-		}
+	if ls.Pending == nil && ls.MayJoin(id) {
+		p.proposeISRLocked(append(slices.Clone(ls.ISR), id))
 	}
 	return true
 }
