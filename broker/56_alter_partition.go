@@ -13,7 +13,8 @@ import (
 // decisions are broker/controller's (alter.go), made on its loop; the
 // handler waits for them. A broker that is not the controller answers
 // NOT_CONTROLLER; the broker epoch is checked (STALE_BROKER_EPOCH) when
-// given. The sender side, on partition leaders, is alter_partition.go.
+// given (our leaders always send it: the registration's czxid; -1 is
+// still taken, where Kafka refuses it). The sender side, on partition leaders, is alter_partition.go.
 
 const keyAlterPartition int16 = 56
 

@@ -311,3 +311,25 @@ func TestStaleFollowerStaysOut(t *testing.T) {
 		t.Fatalf("follower 2 fetched at the log end: pending %v (%v), want [0 1 2]", isr, ok)
 	}
 }
+
+// TestAlterPartitionCarriesBrokerEpoch: the leader's AlterPartition names
+// its registration's czxid (the broker epoch), read when it is sent, so
+// the controller can refuse a leader whose registration is stale.
+func TestAlterPartitionCarriesBrokerEpoch(t *testing.T) {
+	b, part := newReplicatedTestBroker(t)
+	b.epochs.broker.Store(4242)
+	part.mu.Lock()
+	part.proposeISRLocked([]int32{0, 1})
+	part.mu.Unlock()
+	req, _ := b.alterPartitionRequest([]*partition{part})
+	if req.BrokerID != b.cfg.BrokerID || req.BrokerEpoch != 4242 {
+		t.Fatalf("AlterPartition broker %d epoch %d, want %d epoch 4242", req.BrokerID, req.BrokerEpoch, b.cfg.BrokerID)
+	}
+	if len(req.Topics) != 1 || len(req.Topics[0].Partitions) != 1 || !slices.Equal(req.Topics[0].Partitions[0].NewISR, []int32{0, 1}) {
+		t.Fatalf("AlterPartition topics %+v, want t-0 with ISR [0 1]", req.Topics)
+	}
+	b.epochs.broker.Store(4343) // registered again after a session loss
+	if req, _ := b.alterPartitionRequest([]*partition{part}); req.BrokerEpoch != 4343 {
+		t.Fatalf("after re-registration: epoch %d, want 4343", req.BrokerEpoch)
+	}
+}
