@@ -104,9 +104,18 @@
 // broker's keystore and truststore when that listener is SSL): Fetch v13
 // (replica_id = this broker, current_leader_epoch, fetch_offset = log
 // end, last_fetched_epoch, log_start_offset; no fetch session), long
-// polling replica.fetch.wait.max.ms. A partition error (NOT_LEADER,
-// FENCED/UNKNOWN_LEADER_EPOCH, ...) or a failed request backs off
-// replica.fetch.backoff.ms; the new leadership comes through the broker.
+// polling replica.fetch.wait.max.ms. A partition error (FENCED_LEADER_EPOCH,
+// ...) or a failed request backs off replica.fetch.backoff.ms; the new
+// leadership comes through the broker. Three differences from Kafka keep
+// a failover from waiting on the follower's first fetch (the new
+// leader's high watermark, and every acks=all write, wait for it): a
+// partition added while a request is in flight cuts that long poll short
+// (its connection is closed); NOT_LEADER_OR_FOLLOWER and
+// UNKNOWN_LEADER_EPOCH (the leader has not applied its LeaderAndIsr yet)
+// and stale answers are retried after 20 ms, ten times in a row at most;
+// and an error to a request built in an older epoch, or before the
+// partition was followed anew, delays nothing (Kafka's fetcher ignores
+// such answers too).
 //
 // # Invariants
 //
