@@ -46,6 +46,7 @@
 //	replica/        package replica: leader epoch cache, ISR and high watermark rules,
 //	                truncation rules, follower fetchers, replication-offset-checkpoint
 //	producers.go    idempotent producer sequence tracking
+//	producer_snapshot.go  Kafka's {offset}.snapshot producer state files (roll, clean close)
 //	min_isr.go      min.insync.replicas: NOT_ENOUGH_REPLICAS before an acks=all append
 //	cluster.go      the broker's view of ZooKeeper: topics and their open partitions
 //	metadata_cache.go  what the controller's UpdateMetadata said; Metadata answers from it
@@ -211,8 +212,8 @@
 //
 // # Not implemented
 //
-// fetching from followers (KIP-392), reassignments, producer state
-// snapshots, transactions, fetch sessions
+// fetching from followers (KIP-392), reassignments, transactions,
+// fetch sessions
 // message format
 // down-conversion (magic 0/1 produce gets UNSUPPORTED_FOR_MESSAGE_FORMAT),
 // dynamic broker configs (AlterConfigs of a BROKER resource is refused),

@@ -323,9 +323,11 @@ func (f asFollower) Append(epoch int32, batches []byte, leaderHW, leaderStart in
 				return err
 			}
 		}
+		before := p.log.ActiveBase()
 		if _, err := p.log.AppendAt(b, b.NumRecords(), b.MaxTimestamp(), b.BaseOffset()); err != nil {
 			return err
 		}
+		p.snapshotIfRolledLocked(before)
 		if b.ProducerID() >= 0 {
 			p.recordProducerLocked(b, b.BaseOffset())
 		}
@@ -398,6 +400,8 @@ func (p *partition) afterTruncateLocked() error {
 		}
 	}
 	p.hw.Store(min(p.hw.Load(), leo))
+	p.deleteSnapshotsAbove(leo)
 	clear(p.mu.producers)
-	return p.loadProducers()
+	_, err := p.loadProducers()
+	return err
 }

@@ -11,7 +11,7 @@ import (
 // fakeLocal is a followed partition at a leader epoch.
 type fakeLocal struct{ epoch int32 }
 
-func (l *fakeLocal) Position() (Position, bool) { return Position{LeaderEpoch: l.epoch}, true }
+func (l *fakeLocal) Position() (Position, bool)               { return Position{LeaderEpoch: l.epoch}, true }
 func (l *fakeLocal) Append(int32, []byte, int64, int64) error { return nil }
 func (l *fakeLocal) Truncate(int32, int64) error              { return nil }
 func (l *fakeLocal) Reset(int32, int64) error                 { return nil }
