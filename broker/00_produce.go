@@ -3,13 +3,14 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/zkafka/zkafka/broker/authz"
 	"github.com/zkafka/zkafka/kproto"
 )
 
-// Produce (key 0), v0-9, kproto's hand-written codec. Advertised from v0
+// Produce (key 0), v0-10, kproto's hand-written codec. Advertised from v0
 // because librdkafka enables gzip/snappy/lz4 only when v0 is in range;
 // the records themselves must be record batches (magic 2) at any version.
 //
@@ -37,6 +38,9 @@ import (
 // NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below
 // min.insync.replicas meanwhile, REQUEST_TIMED_OUT at timeout_ms, or
 // NOT_LEADER_OR_FOLLOWER if leadership moved (Kafka's DelayedProduce).
+// From v10 (KIP-951) a NOT_LEADER_OR_FOLLOWER partition carries the
+// leader and epoch this broker knows (CurrentLeader) and the response
+// that leader's endpoint (NodeEndpoints), as Kafka 3.7 answers.
 // Nothing of the request's bytes is kept across the wait beyond the
 // handler's return (they may be a reused mapping, doc.go).
 // The internal topic __consumer_offsets is refused with
@@ -89,6 +93,10 @@ func handleProduce(c *conn, hdr *kproto.RequestHeader, body []byte) (*response, 
 			}
 		}
 	}
+	resp.NodeEndpoints = resp.NodeEndpoints[:0]
+	if hdr.APIVersion >= 10 {
+		c.addLeaderHints(resp)
+	}
 	if req.Acks == 0 {
 		if failed {
 			return nil, errors.New("produce with acks=0 failed; closing the connection as Kafka does")
@@ -96,6 +104,42 @@ func handleProduce(c *conn, hdr *kproto.RequestHeader, body []byte) (*response, 
 		return nil, nil
 	}
 	return frame(hdr, func(dst []byte) []byte { return resp.AppendTo(dst, hdr.APIVersion) }), nil
+}
+
+// addLeaderHints gives every NOT_LEADER_OR_FOLLOWER partition of resp the
+// leader and epoch this broker's metadata names, and the response that
+// leader's endpoint on the request's listener, so that the client sends
+// there without a metadata request (KIP-951, Kafka 3.7's Produce v10).
+// No hint when the leader is unknown, this broker, or not live.
+func (c *conn) addLeaderHints(resp *kproto.ProduceResponse) {
+	for i := range resp.Topics {
+		rt := &resp.Topics[i]
+		var parts []cachedPartition
+		for j := range rt.Partitions {
+			pr := &rt.Partitions[j]
+			if pr.ErrorCode != kproto.CodeNotLeaderOrFollower {
+				continue
+			}
+			if parts == nil {
+				if _, parts, _ = c.b.meta.topic(rt.Topic); parts == nil {
+					break
+				}
+			}
+			if int(pr.Partition) >= len(parts) {
+				continue
+			}
+			cp := parts[pr.Partition]
+			br, live := c.b.meta.broker(cp.leader)
+			if cp.leader < 0 || cp.leader == c.b.cfg.BrokerID || !live {
+				continue
+			}
+			pr.CurrentLeader = &kproto.LeaderHint{LeaderID: cp.leader, LeaderEpoch: cp.leaderEpoch}
+			if !slices.ContainsFunc(resp.NodeEndpoints, func(e kproto.NodeEndpoint) bool { return e.NodeID == cp.leader }) {
+				host, port := br.at(c.listener)
+				resp.NodeEndpoints = append(resp.NodeEndpoints, kproto.NodeEndpoint{NodeID: cp.leader, Host: host, Port: port})
+			}
+		}
+	}
 }
 
 // produceWait is an appended batch an acks=all produce waits for: the

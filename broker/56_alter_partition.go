@@ -12,8 +12,8 @@ import (
 // epochs in it are not checked, as in Kafka's ZooKeeper mode). The
 // decisions are broker/controller's (alter.go), made on its loop; the
 // handler waits for them. A broker that is not the controller answers
-// NOT_CONTROLLER; the broker epoch is checked (STALE_BROKER_EPOCH) when
-// given. The sender side, on partition leaders, is alter_partition.go.
+// NOT_CONTROLLER; the broker epoch must be the sender's live
+// registration's czxid, else STALE_BROKER_EPOCH (-1 included, as Kafka). The sender side, on partition leaders, is alter_partition.go.
 
 const keyAlterPartition int16 = 56
 

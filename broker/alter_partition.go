@@ -111,34 +111,7 @@ type proposal struct {
 // sendISRChanges sends one AlterPartition with parts' proposals and
 // applies the answers; false means send again later.
 func (b *Broker) sendISRChanges(cl *kgo.Client, parts []*partition) bool {
-	req := kmsg.NewPtrAlterPartitionRequest()
-	req.BrokerID, req.BrokerEpoch = b.cfg.BrokerID, -1
-	byKey := map[[16]byte]map[int32]proposal{}
-	for _, p := range parts {
-		epoch, isr, pe, ok := p.pendingISR()
-		if !ok {
-			continue
-		}
-		if byKey[p.topicID] == nil {
-			byKey[p.topicID] = map[int32]proposal{}
-			rt := kmsg.NewAlterPartitionRequestTopic()
-			rt.Topic, rt.TopicID = p.topic, p.topicID
-			req.Topics = append(req.Topics, rt)
-		}
-		byKey[p.topicID][p.index] = proposal{p, epoch, isr, pe}
-		rp := kmsg.NewAlterPartitionRequestTopicPartition()
-		rp.Partition, rp.LeaderEpoch, rp.NewISR, rp.PartitionEpoch = p.index, epoch, isr, pe
-		for _, id := range isr {
-			e := kmsg.NewAlterPartitionRequestTopicPartitionNewEpochISR()
-			e.BrokerID = id
-			rp.NewEpochISR = append(rp.NewEpochISR, e)
-		}
-		for i := range req.Topics {
-			if req.Topics[i].TopicID == p.topicID {
-				req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
-			}
-		}
-	}
+	req, byKey := b.alterPartitionRequest(parts)
 	if len(req.Topics) == 0 {
 		return true
 	}
@@ -184,4 +157,41 @@ func (b *Broker) sendISRChanges(cl *kgo.Client, parts []*partition) bool {
 		}
 	}
 	return true
+}
+
+// alterPartitionRequest builds the AlterPartition of parts' pending
+// proposals, by topic id and partition. broker_epoch is this broker's
+// registration's czxid as of now (a broker that registered again after
+// losing its session sends the new one), so that the controller refuses
+// a leader whose registration is stale with STALE_BROKER_EPOCH.
+func (b *Broker) alterPartitionRequest(parts []*partition) (*kmsg.AlterPartitionRequest, map[[16]byte]map[int32]proposal) {
+	req := kmsg.NewPtrAlterPartitionRequest()
+	req.BrokerID, req.BrokerEpoch = b.cfg.BrokerID, b.epochs.broker.Load()
+	byKey := map[[16]byte]map[int32]proposal{}
+	for _, p := range parts {
+		epoch, isr, pe, ok := p.pendingISR()
+		if !ok {
+			continue
+		}
+		if byKey[p.topicID] == nil {
+			byKey[p.topicID] = map[int32]proposal{}
+			rt := kmsg.NewAlterPartitionRequestTopic()
+			rt.Topic, rt.TopicID = p.topic, p.topicID
+			req.Topics = append(req.Topics, rt)
+		}
+		byKey[p.topicID][p.index] = proposal{p, epoch, isr, pe}
+		rp := kmsg.NewAlterPartitionRequestTopicPartition()
+		rp.Partition, rp.LeaderEpoch, rp.NewISR, rp.PartitionEpoch = p.index, epoch, isr, pe
+		for _, id := range isr {
+			e := kmsg.NewAlterPartitionRequestTopicPartitionNewEpochISR()
+			e.BrokerID = id
+			rp.NewEpochISR = append(rp.NewEpochISR, e)
+		}
+		for i := range req.Topics {
+			if req.Topics[i].TopicID == p.topicID {
+				req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+			}
+		}
+	}
+	return req, byKey
 }

@@ -57,6 +57,7 @@
 //	producers.go    idempotent producer sequence tracking
 //	delete_records.go  DeleteRecords on a partition: the leader's log start, the followers'
 //	                log starts from their fetches, the low watermark the answer waits for
+//	producer_snapshot.go  Kafka's {offset}.snapshot producer state files (roll, clean close)
 //	min_isr.go      min.insync.replicas: NOT_ENOUGH_REPLICAS before an acks=all append
 //	cluster.go      the broker's view of ZooKeeper: topics and their open partitions
 //	metadata_cache.go  what the controller's UpdateMetadata said; Metadata answers from it
@@ -238,8 +239,7 @@
 //
 // # Not implemented
 //
-// fetching from followers (KIP-392), reassignments, producer state
-// snapshots, transactions, message format
+// fetching from followers (KIP-392), transactions, message format
 // down-conversion (magic 0/1 produce gets UNSUPPORTED_FOR_MESSAGE_FORMAT),
 // dynamic broker configs (AlterConfigs of a BROKER resource is refused),
 // quotas, SASL GSSAPI and OAUTHBEARER, delegation tokens.

@@ -33,6 +33,8 @@ type partition struct {
 	log     *segment.Log
 	// self is this broker's id.
 	self int32
+	// logger is the partition's (warnings about its files).
+	logger *slog.Logger
 	// hw is the high watermark. Written under mu; read without it.
 	hw atomic.Int64
 	// onISRChange is told when the leader wants the ISR changed (the
@@ -105,32 +107,36 @@ func openReplica(dir, topic string, index int32, topicID [16]byte, self int32, c
 		l.Close()
 		return nil, err
 	}
-	p := &partition{topic: topic, index: index, topicID: topicID, dir: dir, log: l, epochs: epochs, self: self}
+	p := &partition{topic: topic, index: index, topicID: topicID, dir: dir, log: l, epochs: epochs, self: self, logger: opts.Logger}
 	p.mu.leaderID, p.mu.partitionEpoch = -1, -1
 	p.cfg.Store(cfg)
 	p.mu.producers = map[int64]*producerState{}
-	if err := p.loadProducers(); err != nil {
+	if _, err := p.loadProducers(); err != nil {
 		l.Close()
 		return nil, fmt.Errorf("rebuilding producer state of %s-%d: %w", topic, index, err)
 	}
 	return p, nil
 }
 
-// loadProducers scans every batch header of the log (61 bytes each, read
-// from the file; record bytes are not read) and records the idempotent
-// producers' last batches, as Kafka does without a producer snapshot.
-func (p *partition) loadProducers() error {
+// loadProducers loads the latest producer state snapshot and scans the
+// batch headers after it (61 bytes each, read from the file; record bytes
+// are not read), recording the idempotent producers' last batches, as
+// Kafka's ProducerStateManager does; without a snapshot, every header.
+// It returns how many headers it read.
+func (p *partition) loadProducers() (int, error) {
 	var h [kproto.BatchHeaderSize]byte
-	for off := p.log.StartOffset(); off < p.log.NextOffset(); {
+	read := 0
+	for off := p.loadProducerSnapshot(); off < p.log.NextOffset(); {
 		r, err := p.log.Read(off, 4<<20)
 		if err != nil {
-			return err
+			return read, err
 		}
 		for pos := int64(0); pos < r.Len; {
 			if _, err := r.ReadAt(h[:], pos); err != nil && !errors.Is(err, io.EOF) {
 				r.Release()
-				return err
+				return read, err
 			}
+			read++
 			b := kproto.Batch(h[:])
 			if b.ProducerID() >= 0 {
 				p.recordProducerLocked(b, b.BaseOffset())
@@ -144,7 +150,7 @@ func (p *partition) loadProducers() error {
 		}
 		off = next
 	}
-	return nil
+	return read, nil
 }
 
 // checkLeaderEpoch checks a request's current_leader_epoch (-1: none)
@@ -198,11 +204,13 @@ func (p *partition) appendBatch(b kproto.Batch, now time.Time) appendResult {
 		}
 		return res
 	}
+	before := p.log.ActiveBase()
 	base, err := p.log.Append(b, b.NumRecords(), b.MaxTimestamp())
 	if err != nil {
 		res.code, res.baseOffset, res.msg = kproto.CodeKafkaStorageError, -1, err.Error()
 		return res
 	}
+	p.snapshotIfRolledLocked(before)
 	res.baseOffset = base
 	if b.ProducerID() >= 0 {
 		p.recordProducerLocked(b, base)
@@ -249,6 +257,13 @@ func (p *partition) close() error {
 	p.mu.Lock()
 	p.mu.role, p.mu.leader = roleNone, nil // no fetch or acks=all wait uses it any more
 	p.wakeLocked()
+	// A clean close snapshots the producer state at the log end, so the
+	// next open reads no batch header (Kafka's LogManager.shutdown).
+	if end := p.log.NextOffset(); end > p.log.StartOffset() {
+		if err := p.writeProducerSnapshotLocked(end); err != nil && p.logger != nil {
+			p.logger.Warn("writing the producer state snapshot at close", "err", err)
+		}
+	}
 	p.mu.Unlock()
 	return p.log.Close()
 }

@@ -130,9 +130,9 @@ func (p *partition) advanceLocked() {
 
 // followerFetched records a follower's fetch at fetchOffset (its log end
 // offset) with its log start logStart on the leader: it may move the high
-// watermark, the low watermark a DeleteRecords waits for, and ask for the
-// follower's return to the ISR. ok is false when this broker no longer
-// leads, or id is not a replica.
+// watermark, the low watermark a DeleteRecords waits for, and ask for this
+// follower's return to the ISR (only this one's: see replica.MayJoin).
+// ok is false when this broker no longer leads, or id is not a replica.
 func (p *partition) followerFetched(id int32, fetchOffset, logStart int64, now time.Time) (ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -142,10 +142,8 @@ func (p *partition) followerFetched(id int32, fetchOffset, logStart int64, now t
 	}
 	p.followerStartLocked(id, logStart)
 	p.advanceLocked()
-	if ls.Pending == nil {
-		if add := ls.CaughtUp(); len(add) > 0 {
-			p.proposeISRLocked(append(slices.Clone(ls.ISR), add...))
-		}
+	if ls.Pending == nil && ls.MayJoin(id) {
+		p.proposeISRLocked(append(slices.Clone(ls.ISR), id))
 	}
 	return true
 }
@@ -328,9 +326,11 @@ func (f asFollower) Append(epoch int32, batches []byte, leaderHW, leaderStart in
 				return err
 			}
 		}
+		before := p.log.ActiveBase()
 		if _, err := p.log.AppendAt(b, b.NumRecords(), b.MaxTimestamp(), b.BaseOffset()); err != nil {
 			return err
 		}
+		p.snapshotIfRolledLocked(before)
 		if b.ProducerID() >= 0 {
 			p.recordProducerLocked(b, b.BaseOffset())
 		}
@@ -403,6 +403,8 @@ func (p *partition) afterTruncateLocked() error {
 		}
 	}
 	p.hw.Store(min(p.hw.Load(), leo))
+	p.deleteSnapshotsAbove(leo)
 	clear(p.mu.producers)
-	return p.loadProducers()
+	_, err := p.loadProducers()
+	return err
 }

@@ -18,7 +18,8 @@ import (
 //   - an unknown producer (never seen, or its batches are gone) may start
 //     at any sequence, as in Kafka since KIP-360.
 //
-// On open the state is rebuilt by reading every batch header of the log.
+// On open the state is the latest producer state snapshot
+// (producer_snapshot.go) and the batch headers of the log after it.
 
 // maxProducerBatches is how many batches per producer are remembered for
 // duplicate detection (Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN).
@@ -27,6 +28,7 @@ const maxProducerBatches = 5
 type producerBatch struct {
 	firstSeq, lastSeq int32
 	firstOffset       int64
+	maxTimestamp      int64 // the batch's (for the snapshot's timestamp)
 }
 
 type producerState struct {
@@ -112,5 +114,5 @@ func (p *partition) recordProducerLocked(b kproto.Batch, base int64) {
 	if epoch != st.epoch {
 		*st = producerState{epoch: epoch}
 	}
-	st.push(producerBatch{firstSeq: b.BaseSequence(), lastSeq: lastSequence(b), firstOffset: base})
+	st.push(producerBatch{firstSeq: b.BaseSequence(), lastSeq: lastSequence(b), firstOffset: base, maxTimestamp: b.MaxTimestamp()})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -284,5 +285,51 @@ func TestLeaderAnswersDivergingEpoch(t *testing.T) {
 	}
 	if hw := part.highWatermark(); hw != 0 {
 		t.Fatalf("hw %d: diverged fetches must not count as positions", hw)
+	}
+}
+
+// TestStaleFollowerStaysOut: follower 2 stopped fetching at the log end,
+// and the log has not moved since (producers waiting on the acks=all it
+// held up). Once the ISR shrank without it, the other follower's fetches
+// must not bring it back on its stale offset (equal to the high
+// watermark): only a fetch of its own does.
+func TestStaleFollowerStaysOut(t *testing.T) {
+	b, part := newReplicatedTestBroker(t)
+	if res := part.appendBatch(testBatch(10), time.Now()); res.code != kproto.CodeNone {
+		t.Fatal(res.code)
+	}
+	leo := part.log.NextOffset()
+	fetchAt(t, b, 1, leo)
+	fetchAt(t, b, 2, leo)
+	part.isrAnswered(1, nil, []int32{0, 1}, 2, false) // the shrink of 2 committed
+	fetchAt(t, b, 1, leo)
+	if _, isr, _, ok := part.pendingISR(); ok {
+		t.Fatalf("follower 1's fetch proposed ISR %v: the stale follower 2 rejoined", isr)
+	}
+	fetchAt(t, b, 2, leo)
+	if _, isr, _, ok := part.pendingISR(); !ok || !slices.Equal(isr, []int32{0, 1, 2}) {
+		t.Fatalf("follower 2 fetched at the log end: pending %v (%v), want [0 1 2]", isr, ok)
+	}
+}
+
+// TestAlterPartitionCarriesBrokerEpoch: the leader's AlterPartition names
+// its registration's czxid (the broker epoch), read when it is sent, so
+// the controller can refuse a leader whose registration is stale.
+func TestAlterPartitionCarriesBrokerEpoch(t *testing.T) {
+	b, part := newReplicatedTestBroker(t)
+	b.epochs.broker.Store(4242)
+	part.mu.Lock()
+	part.proposeISRLocked([]int32{0, 1})
+	part.mu.Unlock()
+	req, _ := b.alterPartitionRequest([]*partition{part})
+	if req.BrokerID != b.cfg.BrokerID || req.BrokerEpoch != 4242 {
+		t.Fatalf("AlterPartition broker %d epoch %d, want %d epoch 4242", req.BrokerID, req.BrokerEpoch, b.cfg.BrokerID)
+	}
+	if len(req.Topics) != 1 || len(req.Topics[0].Partitions) != 1 || !slices.Equal(req.Topics[0].Partitions[0].NewISR, []int32{0, 1}) {
+		t.Fatalf("AlterPartition topics %+v, want t-0 with ISR [0 1]", req.Topics)
+	}
+	b.epochs.broker.Store(4343) // registered again after a session loss
+	if req, _ := b.alterPartitionRequest([]*partition{part}); req.BrokerEpoch != 4343 {
+		t.Fatalf("after re-registration: epoch %d, want 4343", req.BrokerEpoch)
 	}
 }

@@ -70,7 +70,7 @@
 //
 //	ApiVersions  v0-3   request and response, plus the v0-shaped
 //	                    UNSUPPORTED_VERSION reply (ApiVersionsReplyVersion)
-//	Produce      v0-9   request (records are subslices) and response
+//	Produce      v0-10  request (records are subslices) and response
 //	Fetch        v0-13  request (sessions, forgotten topics, topic ids) and
 //	                    a sendfile-friendly response (FetchResponseWriter)
 //	Metadata     v0-12  request and response (topic ids from v10)

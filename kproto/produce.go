@@ -1,6 +1,7 @@
 package kproto
 
-// Produce (key 0), versions 0-9; flexible from v9.
+// Produce (key 0), versions 0-10; flexible from v9; v10 (KIP-951) adds
+// the CurrentLeader and NodeEndpoints tagged fields to the response.
 //
 // The request is decoded without copying record bytes: each partition's
 // Records is a subslice of the request frame, to be split with SplitBatches
@@ -119,6 +120,23 @@ func (r *ProduceRequest) AppendTo(dst []byte) []byte {
 type ProduceResponse struct {
 	Topics         []ProduceTopicResponse
 	ThrottleMillis int32 // v1+
+	// NodeEndpoints (v10+, tag 0) are the brokers named by the partitions'
+	// CurrentLeader hints.
+	NodeEndpoints []NodeEndpoint
+}
+
+// NodeEndpoint is a broker's address in a v10+ response (KIP-951).
+type NodeEndpoint struct {
+	NodeID int32
+	Host   string
+	Port   int32
+}
+
+// LeaderHint is a partition's leader as the broker knows it, sent with
+// NOT_LEADER_OR_FOLLOWER so that the client moves without a metadata
+// request (KIP-951; v10+, tag 0).
+type LeaderHint struct {
+	LeaderID, LeaderEpoch int32
 }
 
 // ProduceTopicResponse is one topic of a Produce response.
@@ -139,6 +157,8 @@ type ProducePartitionResponse struct {
 	// RecordErrors and ErrorMessage are v8+ (KIP-467).
 	RecordErrors []ProduceRecordError
 	ErrorMessage *string
+	// CurrentLeader is v10+ (nil: not sent).
+	CurrentLeader *LeaderHint
 }
 
 // ProduceRecordError names one record that made its batch fail (v8+).
@@ -175,12 +195,31 @@ func (r *ProduceResponse) AppendTo(dst []byte, version int16) []byte {
 				}
 				dst = AppendFlexNullableString(dst, p.ErrorMessage, flex)
 			}
+			if version >= 10 && p.CurrentLeader != nil {
+				var v [9]byte
+				val := AppendInt32(AppendInt32(v[:0], p.CurrentLeader.LeaderID), p.CurrentLeader.LeaderEpoch)
+				val = append(val, 0) // the struct's own (empty) tag section
+				dst = AppendTag(AppendUvarint(dst, 1), 0, val)
+				continue
+			}
 			dst = appendFlexTags(dst, nil, flex)
 		}
 		dst = appendFlexTags(dst, nil, flex)
 	}
 	if version >= 1 {
 		dst = AppendInt32(dst, r.ThrottleMillis)
+	}
+	if version >= 10 && len(r.NodeEndpoints) > 0 {
+		var val []byte
+		val = AppendArrayLen(val, len(r.NodeEndpoints), true)
+		for _, e := range r.NodeEndpoints {
+			val = AppendInt32(val, e.NodeID)
+			val = AppendFlexString(val, e.Host, true)
+			val = AppendInt32(val, e.Port)
+			val = AppendFlexNullableString(val, nil, true) // rack
+			val = append(val, 0)
+		}
+		return AppendTag(AppendUvarint(dst, 1), 0, val)
 	}
 	return appendFlexTags(dst, nil, flex)
 }

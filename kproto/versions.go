@@ -59,7 +59,7 @@ const (
 // Version ranges of the hand-written codecs in this package. The broker may
 // advertise less; it must not advertise more for these keys.
 const (
-	ProduceMaxVersion     int16 = 9
+	ProduceMaxVersion     int16 = 10
 	FetchMaxVersion       int16 = 13
 	ListOffsetsMaxVersion int16 = 7
 	MetadataMaxVersion    int16 = 12

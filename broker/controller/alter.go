@@ -37,8 +37,8 @@ type AlterResult struct {
 	PartitionEpoch int32
 }
 
-// AlterRequest is an AlterPartition request from broker (with its broker
-// epoch, -1 when not checked).
+// AlterRequest is an AlterPartition request from broker with its broker
+// epoch, which must be its live registration's (Kafka refuses -1 too).
 type AlterRequest struct {
 	Broker      int32
 	BrokerEpoch int64
@@ -52,7 +52,7 @@ func (c *Core) AlterPartition(req AlterRequest) (eff Effects, results []AlterRes
 	if !c.active {
 		return Effects{}, nil, CodeNotController
 	}
-	if e, ok := c.live[req.Broker]; !ok || req.BrokerEpoch != -1 && e != req.BrokerEpoch {
+	if e, ok := c.live[req.Broker]; !ok || e != req.BrokerEpoch {
 		return Effects{}, nil, CodeStaleBrokerEpoch
 	}
 	for _, a := range req.Partitions {

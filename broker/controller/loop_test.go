@@ -32,7 +32,7 @@ import (
 //	shutdown broker=N epoch=E    broker N (epoch E) asks for a controlled shutdown; prints the answer
 //	delete name=T                topic T's znodes are deleted; the /brokers/topics watch fires
 //	state                        every partition state znode
-//	alter broker=B [epoch=E] topic=T p=N leader_epoch=L isr=1,2 version=V
+//	alter broker=B [epoch=E] topic=T p=N leader_epoch=L isr=1,2 version=V (epoch: B's registration's by default)
 //	                             broker B's AlterPartition for T-N; prints the answer
 func TestController(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
@@ -317,8 +317,11 @@ func (e *loopEnv) handle(t *testing.T, d *datadriven.TestData) string {
 	case "alter":
 		var broker, p, le, version int
 		var name, isr string
-		epoch := -1
 		d.ScanArgs(t, "broker", &broker)
+		epoch := -1 // an unknown broker's
+		if e, ok := e.store.brokers[int32(broker)]; ok {
+			epoch = int(e) // its registration's, as a leader sends it
+		}
 		if d.HasArg("epoch") {
 			d.ScanArgs(t, "epoch", &epoch)
 		}

@@ -57,9 +57,14 @@
 // A follower is caught up at a fetch at the leader's log end, and as of
 // its previous fetch when it fetches at or past where the leader's log
 // ended then (Kafka's Replica.updateFetchState). An ISR member not caught
-// up within replica.lag.time.max.ms leaves (checked every half of it); a
-// follower outside whose log end reaches the high watermark and the
-// current epoch's start joins. Both go to the controller as AlterPartition
+// up within replica.lag.time.max.ms leaves (checked every half of it, so
+// within 1.5 times the lag of its last fetch); a follower outside whose
+// log end reaches the high watermark and the current epoch's start joins,
+// decided at its own fetch only (MayJoin: the offset of one that stopped
+// fetching is stale, and may equal a high watermark that stalled with
+// it). Unlike Kafka, a follower whose log end equals the leader's but
+// that stopped fetching still leaves (Kafka keeps it until the leader's
+// log moves: Replica.isCaughtUp). Both go to the controller as AlterPartition
 // proposals (one pending at a time); the partition takes the answer (or
 // the state znode) as its committed ISR.
 //
@@ -106,6 +111,15 @@
 // leader answers only the partitions with news. A partition error (NOT_LEADER,
 // FENCED/UNKNOWN_LEADER_EPOCH, ...) or a failed request backs off
 // replica.fetch.backoff.ms; the new leadership comes through the broker.
+// Three differences from Kafka keep a failover from waiting on the
+// follower's first fetch (the new leader's high watermark, and every
+// acks=all write, wait for it): a partition added while a request is in
+// flight cuts that long poll short (its connection is closed);
+// NOT_LEADER_OR_FOLLOWER and UNKNOWN_LEADER_EPOCH (the leader has not
+// applied its LeaderAndIsr yet) and stale answers are retried after 20 ms,
+// ten times in a row at most; and an error to a request built in an older
+// epoch, or before the partition was followed anew, delays nothing
+// (Kafka's fetcher ignores such answers too).
 //
 // # Invariants
 //

@@ -182,6 +182,10 @@ func (c *EpochCache) flushLocked() error {
 	return writeFileAtomic(c.path, []byte(formatCheckpoint(c.entries)))
 }
 
+// WriteFileAtomic is writeFileAtomic, for the partition's other files
+// written whole (producer state snapshots).
+func WriteFileAtomic(path string, data []byte) error { return writeFileAtomic(path, data) }
+
 // writeFileAtomic writes a checkpoint file whole: temporary file, fsync,
 // rename, directory fsync, so a crash leaves the old or the new file.
 func writeFileAtomic(path string, data []byte) error {

@@ -134,6 +134,9 @@ type fetchEntry struct {
 	// delayUntil: the partition is left out of fetches until then
 	// (after an error, replica.fetch.backoff.ms).
 	delayUntil time.Time
+	// quick counts the short pauses in a row (pause); an answer applied
+	// resets it.
+	quick int
 }
 
 // fetcher fetches from one leader broker.
@@ -143,6 +146,10 @@ type fetcher struct {
 	mu     sync.Mutex
 	parts  map[TopicPartition]*fetchEntry
 	wake   chan struct{} // a partition was added
+	// interrupt cancels the request in flight (nil: none); interrupted
+	// says add did, so the error it brings is no failure.
+	interrupt   context.CancelFunc
+	interrupted bool
 
 	// client is the kgo client of the leader at clientAddr (owned by run).
 	client     *kgo.Client
@@ -151,9 +158,18 @@ type fetcher struct {
 	sess fetchSession
 }
 
+// add fetches tp from now on. A request in flight is a long poll of up to
+// replica.fetch.wait.max.ms over the other partitions: it is cut short
+// (its connection closed) so that the next request, with tp, goes out at
+// once. At a failover the new leader's high watermark, and every
+// acks=all write, waits for this follower's first fetch in the new epoch.
 func (f *fetcher) add(tp TopicPartition, l Local) {
 	f.mu.Lock()
 	f.parts[tp] = &fetchEntry{local: l}
+	if f.interrupt != nil {
+		f.interrupt()
+		f.interrupt, f.interrupted = nil, true
+	}
 	f.mu.Unlock()
 	select {
 	case f.wake <- struct{}{}:
@@ -176,13 +192,24 @@ func (f *fetcher) run() {
 		}
 	}()
 	for f.fs.ctx.Err() == nil {
-		req, locals, next := f.build(time.Now())
+		ctx, cancel := context.WithTimeout(f.fs.ctx, f.fs.cfg.WaitMax+30*time.Second)
+		req, locals, next := f.build(time.Now(), cancel)
 		if req == nil {
+			cancel()
 			f.idle(next)
 			continue
 		}
-		resp, err := f.send(req)
+		resp, err := f.send(ctx, req)
+		cancel()
 		f.fs.stats.count(req)
+		f.mu.Lock()
+		interrupted := f.interrupted
+		f.interrupt, f.interrupted = nil, false
+		f.mu.Unlock()
+		if err != nil && interrupted {
+			f.closeClient() // the cut request's answer may still come on it
+			continue
+		}
 		if err != nil {
 			f.sess.reset(f.sess.id)
 			if f.fs.ctx.Err() == nil {
@@ -226,14 +253,16 @@ type fetched struct {
 	tp    TopicPartition
 	local Local
 	pos   Position
+	entry *fetchEntry // the entry the request was built from
 }
 
 // build makes the next Fetch (nil when no partition is ready; next is
 // then when the first backoff ends).
-func (f *fetcher) build(now time.Time) (*kmsg.FetchRequest, map[[16]byte]map[int32]fetched, time.Time) {
+func (f *fetcher) build(now time.Time, interrupt context.CancelFunc) (*kmsg.FetchRequest, map[[16]byte]map[int32]fetched, time.Time) {
 	cfg := &f.fs.cfg
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.interrupt, f.interrupted = interrupt, false // from here on an add cuts the request (add)
 	req := kmsg.NewPtrFetchRequest()
 	req.ReplicaID = cfg.Self
 	req.MaxWaitMillis = int32(cfg.WaitMax / time.Millisecond)
@@ -257,7 +286,7 @@ func (f *fetcher) build(now time.Time) (*kmsg.FetchRequest, map[[16]byte]map[int
 		if locals[pos.TopicID] == nil {
 			locals[pos.TopicID] = map[int32]fetched{}
 		}
-		locals[pos.TopicID][tp.Partition] = fetched{tp: tp, local: e.local, pos: pos}
+		locals[pos.TopicID][tp.Partition] = fetched{tp: tp, local: e.local, pos: pos, entry: e}
 		if !f.sess.changed(tp, pos) {
 			continue // the leader's session has it as it is
 		}
@@ -282,7 +311,7 @@ func (f *fetcher) build(now time.Time) (*kmsg.FetchRequest, map[[16]byte]map[int
 }
 
 // send sends req to the leader's inter-broker listener.
-func (f *fetcher) send(req kmsg.Request) (kmsg.Response, error) {
+func (f *fetcher) send(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
 	addr, ok := f.fs.cfg.Addr(f.leader)
 	if !ok {
 		return nil, errors.New("leader not registered")
@@ -297,8 +326,6 @@ func (f *fetcher) send(req kmsg.Request) (kmsg.Response, error) {
 		}
 		f.client, f.clientAddr = cl, addr
 	}
-	ctx, cancel := context.WithTimeout(f.fs.ctx, f.fs.cfg.WaitMax+30*time.Second)
-	defer cancel()
 	return f.client.SeedBrokers()[0].Request(ctx, req)
 }
 
@@ -333,20 +360,61 @@ func (f *fetcher) apply(kresp kmsg.Response, locals map[[16]byte]map[int32]fetch
 			if err := f.applyPartition(fd, rp); err != nil {
 				// Leadership changes bring stale answers and partition
 				// errors (logged at debug level); others are worth a warning.
-				if !errors.Is(err, ErrStale) && !errors.Is(err, errBackoff) {
+				if !errors.Is(err, ErrStale) && !errors.Is(err, errBackoff) && !errors.Is(err, errLeaderBehind) {
 					f.fs.cfg.Log.Warn("replica fetch", "topic", fd.tp.Topic, "partition", fd.tp.Partition,
 						"leader", f.leader, "err", err)
 				}
-				f.backoff(fd.tp)
+				f.backoff(fd, f.pause(fd, err))
+				continue
 			}
+			f.mu.Lock()
+			fd.entry.quick = 0
+			f.mu.Unlock()
 		}
 	}
 }
 
 // Kafka error codes the fetcher acts on.
 const (
-	codeOffsetOutOfRange = 1
+	codeOffsetOutOfRange   = 1
+	codeNotLeader          = 6
+	codeUnknownLeaderEpoch = 75
 )
+
+// retrySoon is the pause before fetching again a partition whose answer
+// was stale (its leadership changed meanwhile) or whose leader has not
+// taken the epoch this follower was told of yet, up to quickRetries
+// times in a row. At a failover the controller tells the new leader and
+// its followers at the same time, so a follower often asks before the
+// leader has become one; waiting the whole replica.fetch.backoff.ms
+// (1 s) there, as Kafka does, holds the new leader's high watermark —
+// and every acks=all write — for that second.
+const (
+	retrySoon    = 20 * time.Millisecond
+	quickRetries = 10
+)
+
+// errLeaderBehind marks UNKNOWN_LEADER_EPOCH and NOT_LEADER_OR_FOLLOWER
+// from the broker this follower was told leads: it has not applied its
+// LeaderAndIsr yet (or leads no more, and this follower will be told).
+var errLeaderBehind = errors.New("replica: the leader has not taken this epoch yet")
+
+// pause is how long fd's partition waits after err: retrySoon for a
+// stale answer or a leader behind (quickRetries times in a row), else
+// replica.fetch.backoff.ms.
+func (f *fetcher) pause(fd fetched, err error) time.Duration {
+	d := f.fs.cfg.Backoff
+	if !errors.Is(err, ErrStale) && !errors.Is(err, errLeaderBehind) {
+		return d
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fd.entry.quick < quickRetries {
+		fd.entry.quick++
+		return min(d, retrySoon)
+	}
+	return d
+}
 
 // errBackoff marks a partition error answered by backing off.
 var errBackoff = errors.New("replica: partition error; backing off")
@@ -357,6 +425,8 @@ func (f *fetcher) applyPartition(fd fetched, rp *kmsg.FetchResponseTopicPartitio
 	case 0:
 	case codeOffsetOutOfRange:
 		return f.outOfRange(fd)
+	case codeUnknownLeaderEpoch, codeNotLeader:
+		return errLeaderBehind
 	default:
 		// NOT_LEADER_OR_FOLLOWER, FENCED/UNKNOWN_LEADER_EPOCH, ...: the
 		// state watch brings the new leadership; wait a backoff.
@@ -385,7 +455,9 @@ func (f *fetcher) outOfRange(fd fetched) error {
 		t.Partitions = append(t.Partitions, p)
 	}
 	req.Topics = append(req.Topics, t)
-	kresp, err := f.send(req)
+	ctx, cancel := context.WithTimeout(f.fs.ctx, 30*time.Second)
+	defer cancel()
+	kresp, err := f.send(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -411,10 +483,18 @@ func (f *fetcher) outOfRange(fd fetched) error {
 	return errBackoff
 }
 
-func (f *fetcher) backoff(tp TopicPartition) {
+// backoff leaves fd's partition out of fetches for d, unless the
+// partition was followed anew since the request was built (a new leader
+// or epoch: Follow replaced its entry) or its epoch moved on: the error
+// was the old epoch's (FENCED_LEADER_EPOCH to a request in flight when
+// the leader took a new epoch, say), and the new one fetches at once, as
+// Kafka's fetcher ignores an answer for a partition whose fetch state
+// changed meanwhile.
+func (f *fetcher) backoff(fd fetched, d time.Duration) {
+	pos, ok := fd.local.Position()
 	f.mu.Lock()
-	if e := f.parts[tp]; e != nil {
-		e.delayUntil = time.Now().Add(f.fs.cfg.Backoff)
+	if e := f.parts[fd.tp]; e != nil && e == fd.entry && ok && pos.LeaderEpoch == fd.pos.LeaderEpoch {
+		e.delayUntil = time.Now().Add(d)
 	}
 	f.mu.Unlock()
 }
@@ -422,7 +502,7 @@ func (f *fetcher) backoff(tp TopicPartition) {
 func (f *fetcher) backoffAll(locals map[[16]byte]map[int32]fetched) {
 	for _, m := range locals {
 		for _, fd := range m {
-			f.backoff(fd.tp)
+			f.backoff(fd, f.fs.cfg.Backoff)
 		}
 	}
 }

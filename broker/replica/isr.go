@@ -147,16 +147,16 @@ func (s *LeaderState) OutOfSync(now time.Time, lag time.Duration) []int32 {
 	return out
 }
 
-// CaughtUp is the followers outside the ISR that may join it: their log
-// reaches the high watermark and the current epoch's start (Kafka's
-// isFollowerInSync).
-func (s *LeaderState) CaughtUp() []int32 {
-	var out []int32
-	for id, f := range s.Followers {
-		if !slices.Contains(s.ISR, id) && f.LEO >= 0 && f.LEO >= s.HW && f.LEO >= s.EpochStart {
-			out = append(out, id)
-		}
-	}
-	slices.Sort(out)
-	return out
+// MayJoin reports whether follower id, outside the ISR, may join it
+// after its own fetch: its log reaches the high watermark and the
+// current epoch's start (Kafka's isFollowerInSync, asked by
+// maybeExpandIsr for the replica that fetched only). It is asked for the
+// follower that fetched and no other: a follower that stopped fetching
+// keeps the log end offset of its last fetch, and when the leader's log
+// has not moved since (producers stalled behind the very ISR shrink that
+// took it out), that stale offset still equals the high watermark — the
+// follower would rejoin at once and leave again a check later.
+func (s *LeaderState) MayJoin(id int32) bool {
+	f, ok := s.Followers[id]
+	return ok && !slices.Contains(s.ISR, id) && f.LEO >= 0 && f.LEO >= s.HW && f.LEO >= s.EpochStart
 }

@@ -54,8 +54,14 @@ func TestLeaderStateRules(t *testing.T) {
 		if out := s.OutOfSync(at(st.now), lag); !slices.Equal(out, st.wantOut) {
 			t.Fatalf("%s: out of sync %v, want %v", st.name, out, st.wantOut)
 		}
-		if in := s.CaughtUp(); !slices.Equal(in, st.wantIn) {
-			t.Fatalf("%s: caught up %v, want %v", st.name, in, st.wantIn)
+		var in []int32
+		for _, id := range []int32{2, 3} {
+			if s.MayJoin(id) {
+				in = append(in, id)
+			}
+		}
+		if !slices.Equal(in, st.wantIn) {
+			t.Fatalf("%s: may join %v, want %v", st.name, in, st.wantIn)
 		}
 	}
 	if s.UpdateFollower(9, 0, 0, t0) {
@@ -74,16 +80,61 @@ func TestPendingISR(t *testing.T) {
 		t.Fatalf("alone in the ISR: hw %d, want the log end 60", s.HW)
 	}
 	s.UpdateFollower(2, 40, 60, t0)
-	if in := s.CaughtUp(); in != nil {
-		t.Fatalf("2 behind the epoch start joined: %v", in)
+	if s.MayJoin(2) {
+		t.Fatal("2 behind the epoch start may join")
 	}
 	s.UpdateFollower(2, 60, 70, t0)
-	if in := s.CaughtUp(); !slices.Equal(in, []int32{2}) {
-		t.Fatalf("caught up %v", in)
+	if !s.MayJoin(2) {
+		t.Fatal("2 at the hw and past the epoch start may not join")
 	}
 	s.Pending = []int32{1, 2}
 	if s.Advance(70); s.HW != 60 {
 		t.Fatalf("pending expansion: hw %d, want 60 (2's)", s.HW)
+	}
+}
+
+// TestShrinkOfStalledLog: the leader's log stopped moving (producers
+// wait on the acks=all the lagging follower holds up), so the follower's
+// last fetch was at the log end. It leaves the ISR once the lag has
+// passed since that fetch, checked every lag/2. It rejoins after a fetch
+// of its own (the broker asks MayJoin for the fetching follower only:
+// TestStaleFollowerStaysOut).
+func TestShrinkOfStalledLog(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	const lag = 3 * time.Second
+	s := NewLeaderState(1, []int32{1, 2, 3}, []int32{1, 2, 3}, 0, 0, t0)
+	s.UpdateFollower(2, 17, 17, t0)
+	s.UpdateFollower(3, 17, 17, t0)
+	s.Advance(17)
+	// The isr-expiration check every lag/2: 2 stops fetching at t0, 3 goes on.
+	var shrunk time.Duration
+	for tick := lag / 2; tick <= 3*lag; tick += lag / 2 {
+		now := t0.Add(tick)
+		s.UpdateFollower(3, 17, 17, now)
+		if out := s.OutOfSync(now, lag); len(out) > 0 {
+			if !slices.Equal(out, []int32{2}) {
+				t.Fatalf("at %v: out of sync %v, want [2]", tick, out)
+			}
+			shrunk = tick
+			break
+		}
+	}
+	if shrunk == 0 || shrunk > lag+lag/2 {
+		t.Fatalf("2 left the ISR at %v, want within lag + lag/2 (%v)", shrunk, lag+lag/2)
+	}
+	s.ISR = []int32{1, 3}
+	s.Advance(17)
+	if s.HW != 17 {
+		t.Fatalf("hw %d, want 17", s.HW)
+	}
+	now := t0.Add(shrunk + 10*time.Millisecond)
+	s.UpdateFollower(3, 17, 17, now)
+	if s.MayJoin(3) {
+		t.Fatal("3, in the ISR, may join")
+	}
+	s.UpdateFollower(2, 17, 17, now.Add(time.Second))
+	if !s.MayJoin(2) {
+		t.Fatal("2 fetched at the log end and the hw: may not join")
 	}
 }
 

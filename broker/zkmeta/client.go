@@ -58,7 +58,7 @@ func DialSecure(ctx context.Context, connect string, timeout time.Duration, log 
 		dial = sec.dialer(failed)
 	}
 	conn, events, err := zk.Connect(strings.Split(servers, ","), timeout,
-		zk.WithLogger(zkLogger{log}), zk.WithLogInfo(false), zk.WithDialer(dial))
+		zk.WithLogger(zkLogger{log}), zk.WithLogInfo(false), zk.WithDialer(dial), zk.WithHostProvider(newQuickHosts()))
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,10 @@
 // Package zkmeta is the broker's view of ZooKeeper: a session with the
 // chroot of zookeeper.connect applied to every path (Client), and the
 // znodes of Apache Kafka's ZooKeeper mode — their paths and JSON shapes.
-// It knows nothing of partitions, logs or the controller; broker,
+// The session reconnects without go-zookeeper's one-second pause for the
+// first two attempts after a session (hostprovider.go), so a broker woken
+// after its session expired re-registers at once. It knows nothing of
+// partitions, logs or the controller; broker,
 // broker/controller and the group coordinator import it, never the other
 // way round.
 //

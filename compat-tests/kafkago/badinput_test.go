@@ -58,7 +58,7 @@ func TestApiVersionsTooNewGetsV0Reply(t *testing.T) {
 	if v0.ErrorCode != kerr.UnsupportedVersion.Code || len(v0.ApiKeys) < 10 {
 		t.Fatalf("reply %+v", v0)
 	}
-	want := map[int16][2]int16{0: {0, 9}, 1: {0, 13}, 2: {0, 7}, 3: {0, 12}, 18: {0, 3}, 22: {0, 4}, 11: {0, 9}}
+	want := map[int16][2]int16{0: {0, 10}, 1: {0, 13}, 2: {0, 7}, 3: {0, 12}, 18: {0, 3}, 22: {0, 4}, 11: {0, 9}}
 	for _, k := range v0.ApiKeys {
 		if w, ok := want[k.ApiKey]; ok && (k.MinVersion != w[0] || k.MaxVersion != w[1]) {
 			t.Errorf("key %d: %d-%d, want %v", k.ApiKey, k.MinVersion, k.MaxVersion, w)
