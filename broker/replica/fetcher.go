@@ -208,6 +208,9 @@ func (f *fetcher) run() {
 		f.mu.Unlock()
 		if err != nil && interrupted {
 			f.closeClient() // the cut request's answer may still come on it
+			// Whether the leader took the cut request's epoch is unknown:
+			// a full fetch naming the session replaces it.
+			f.sess.reset(f.sess.id)
 			continue
 		}
 		if err != nil {
@@ -262,7 +265,13 @@ func (f *fetcher) build(now time.Time, interrupt context.CancelFunc) (*kmsg.Fetc
 	cfg := &f.fs.cfg
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.interrupt, f.interrupted = interrupt, false // from here on an add cuts the request (add)
+	// From here on an add cuts the request (add) — an incremental one only:
+	// a cut full fetch may have made a session on the leader whose id never
+	// reached us, which would stay there unused until evicted.
+	f.interrupt, f.interrupted = nil, false
+	if !f.sess.full() {
+		f.interrupt = interrupt
+	}
 	req := kmsg.NewPtrFetchRequest()
 	req.ReplicaID = cfg.Self
 	req.MaxWaitMillis = int32(cfg.WaitMax / time.Millisecond)

@@ -80,6 +80,7 @@ func TestFetcherPauses(t *testing.T) {
 func TestAddCutsTheLongPoll(t *testing.T) {
 	f := newTestFetcher(time.Second)
 	f.add(TopicPartition{Topic: "t", Partition: 0}, &fakeLocal{epoch: 1})
+	f.sess.id, f.sess.epoch = 7, 1 // an incremental fetch of session 7
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if req, _, _ := f.build(time.Now(), cancel); req == nil {
@@ -97,5 +98,22 @@ func TestAddCutsTheLongPoll(t *testing.T) {
 	req, _, _ := f.build(time.Now(), func() {})
 	if n := len(req.Topics[0].Partitions); n != 2 || f.interrupted {
 		t.Fatalf("next request has %d partitions (interrupted %v), want both and a fresh flag", n, f.interrupted)
+	}
+}
+
+// TestAddDoesNotCutAFullFetch: a full fetch may create a session on the
+// leader; cut, its id would never reach the follower and the session
+// would stay there unused. An add waits for it.
+func TestAddDoesNotCutAFullFetch(t *testing.T) {
+	f := newTestFetcher(time.Second)
+	f.add(TopicPartition{Topic: "t", Partition: 0}, &fakeLocal{epoch: 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if req, _, _ := f.build(time.Now(), cancel); req == nil || req.SessionEpoch != 0 {
+		t.Fatalf("want a full fetch, got %+v", req)
+	}
+	f.add(TopicPartition{Topic: "t", Partition: 1}, &fakeLocal{epoch: 1})
+	if ctx.Err() != nil || f.interrupted {
+		t.Fatal("a full fetch in flight was cut")
 	}
 }

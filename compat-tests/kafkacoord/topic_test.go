@@ -31,11 +31,17 @@ func TestOffsetsTopic(t *testing.T) {
 	coordinatorOf(t, kc, "first")
 
 	adm := kadm.NewClient(kc)
-	td, err := adm.ListTopicsWithInternal(ctx, "__consumer_offsets")
-	if err != nil {
-		t.Fatal(err)
+	// Every broker's Metadata follows the controller's UpdateMetadata.
+	var d kadm.TopicDetail
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		td, err := adm.ListTopicsWithInternal(ctx, "__consumer_offsets")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d = td["__consumer_offsets"]; d.Err == nil && len(d.Partitions) == 50 || time.Now().After(deadline) {
+			break
+		}
 	}
-	d := td["__consumer_offsets"]
 	if d.Err != nil || !d.IsInternal || len(d.Partitions) != 50 {
 		t.Fatalf("__consumer_offsets: err %v internal %v partitions %d", d.Err, d.IsInternal, len(d.Partitions))
 	}

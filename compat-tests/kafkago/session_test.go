@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"io"
 	"net"
 	"sync"
@@ -110,7 +112,17 @@ func sessionExpiry(t *testing.T, drop dropMode) {
 	if string(got[0].Value) != "before" || string(got[1].Value) != "after" {
 		t.Fatalf("records %q %q", got[0].Value, got[1].Value)
 	}
-	createTopic(t, e, "born-after", 2)
+	// The broker learns it is live again from its /brokers/ids watch
+	// after re-registering: until then a create is INVALID_REPLICATION_FACTOR.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		_, err := e.Admin().CreateTopic(ctxT(t), 2, 1, nil, "born-after")
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, kerr.InvalidReplicationFactor) || time.Now().After(deadline) {
+			t.Fatalf("create born-after: %v", err)
+		}
+	}
 	produceSync(t, e.Client(kgo.DefaultProduceTopic("born-after")), &kgo.Record{Value: []byte("x")})
 }
 
