@@ -91,6 +91,11 @@ type Config struct {
 	// (config_leader_balance.go).
 	LeaderBalance LeaderBalanceConfig
 
+	// RequestHook, if set, sees every request before its handler and may
+	// delay it, drop its connection or answer it (request_hook.go); no
+	// server.properties key sets it. Test harnesses use it.
+	RequestHook RequestHook
+
 	// topicDefaults are broker defaults of topic configs given in
 	// server.properties that Config has no field for (min.insync.replicas,
 	// ...), by topic config name; see topicconfig.go.

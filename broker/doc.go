@@ -22,6 +22,8 @@
 //	NN_name.go      one file per API key (00_produce.go ... 75_describe_topic_partitions.go), each
 //	                opening with its version notes and registering its range (regKey)
 //	registry.go     the registry, dispatch rules, ApiVersions' table
+//	request_hook.go Config.RequestHook: a test harness's view of each request before its
+//	                handler (delay, drop the connection, or answer in its place); nil by default
 //	server.go       Broker, New/Serve/Shutdown, one accept loop per listener, tracked goroutines
 //	endpoints.go    the listeners registered in /brokers/ids, each client answered with its own
 //	config_tls.go   listener.security.protocol.map and ssl.*; config_listener_ssl.go the

@@ -72,6 +72,9 @@ func (c *conn) dispatch(hdr *kproto.RequestHeader, body []byte) (*response, erro
 		return nil, fmt.Errorf("unsupported version %d of %s (serving %d-%d)",
 			hdr.APIVersion, kmsg.NameForKey(hdr.APIKey), d.min, d.max)
 	}
+	if resp, handled, err := c.hooked(hdr, body); handled {
+		return resp, err
+	}
 	return d.handle(c, hdr, body)
 }
 

@@ -68,6 +68,11 @@ type Config struct {
 	// SASL is client SASL and the enforcement of authentication
 	// (config_sasl.go).
 	SASL SASLConfig
+	// RequestHook, if set, sees every request of an established session
+	// before it is executed and may delay it, fail it or drop its
+	// connection (request_hook.go); no zoo.cfg key sets it. Test harnesses
+	// use it.
+	RequestHook RequestHook
 
 	// initialText is the zoo.cfg as read (the AdminServer's
 	// initial_configuration).

@@ -34,6 +34,8 @@
 //	conn.go             one client connection: its reader and writer, order, notifications
 //	handshake.go        the ConnectRequest: a session created, resumed or revalidated
 //	requests.go         a request frame into a call: writes into txns, auth, write replies
+//	request_hook.go     Config.RequestHook (a test harness delays, fails or drops requests;
+//	                    nil by default) and Server.ExpireSession
 //	reads.go            the read requests against the tree, watch registration, sync
 //	session.go          session ids, passwords, the session tracker (and a new leader's lease)
 //	watch.go            the watch manager: one-shot, persistent and recursive watches

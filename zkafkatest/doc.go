@@ -1,0 +1,54 @@
+// Package zkafkatest runs real ZooKeeper and Kafka clusters inside Go
+// tests: zkafka's own ZooKeeper server (package quorum) and brokers
+// (package broker), in the test's process, on 127.0.0.1 with free ports,
+// their data in t.TempDir(), shut down by t.Cleanup, with faults to inject
+// while they run. Like cmd/zkafka it wires both quorum and broker, so it
+// sits at the cmd level of the layout (DESIGN.md), beside cmd/zkafka, which
+// serves the same faults over HTTP (`zkafka run --control`, control.go).
+//
+//	cl := zkafkatest.StartCluster(t, zkafkatest.Brokers(3), zkafkatest.Topic("t", 6, 3))
+//	c, _ := kgo.NewClient(kgo.SeedBrokers(cl.Seeds()...))
+//	zc, _, _ := zk.Connect(cl.ZooKeeperServers(), 10*time.Second)
+//	cl.Kill(zkafkatest.Broker(2))
+//
+// One ZooKeeper server and one broker start in tens of milliseconds
+// (BenchmarkStart, beside kfake's NewCluster).
+//
+// # Members and links
+//
+// A cluster's members are its brokers (broker.id 1..n) and ZooKeeper
+// servers (myid 1..n, 1 when standalone); Clients stands for everything
+// outside, OtherBrokers for the brokers as clients of one another. Every
+// member is reached through links, in-process TCP proxies, one per
+// direction of each pair that talks:
+//
+//	clients ──▶ broker n           (its advertised PLAINTEXT listener)
+//	brokers ──▶ broker n           (its advertised INTERNAL listener, inter.broker.listener.name)
+//	clients ──▶ zookeeper n        (the connect string)
+//	broker n ──▶ zookeeper m       (each broker's zookeeper.connect)
+//	zookeeper n ──▶ zookeeper m    (each server's server.N lines name its links)
+//
+// A link's address stays the member's across restarts. Faults act on
+// links: Cut resets a link's connections and refuses new ones; Pause holds
+// every byte on every link of a member, both ways, until Resume; Kill cuts
+// the links from a member before it shuts down, so it says no goodbye
+// (a broker's ZooKeeper session stays until it expires, and it makes no
+// controlled shutdown). The link from the other brokers to broker n is
+// shared by all of them, so what one broker sends another cannot be cut
+// or paused apart from the rest (see Cut).
+//
+// # Interception
+//
+// InterceptKafka and InterceptZooKeeper add rules that the brokers' and
+// servers' request hooks (broker.Config.RequestHook,
+// quorum.Config.RequestHook) apply before a request runs: answer with an
+// error code, delay, or drop the connection; tried in the order added, the
+// first match acts alone, Count limits how many requests a rule takes (see
+// KafkaRule).
+//
+// # Leadership
+//
+// MoveLeader and MoveController move partition leadership and the
+// controller as Kafka's tools do, through ZooKeeper
+// (/admin/preferred_replica_election, deleting /controller).
+package zkafkatest
