@@ -1,11 +1,3 @@
-//go:build zkafkatest_reassign
-
-// This test needs the controller to act on Kafka's admin znodes
-// /admin/reassign_partitions and /admin/preferred_replica_election (on
-// top of replication): run it with
-//
-//	go test -tags zkafkatest_reassign -run TestMoveLeader ./zkafkatest/
-
 package zkafkatest_test
 
 import (

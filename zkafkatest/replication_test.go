@@ -1,11 +1,3 @@
-//go:build zkafkatest_replication
-
-// These tests need partition replication (followers, ISR, leader
-// failover and the controller's reassignment and preferred replica
-// election): run them with
-//
-//	go test -tags zkafkatest_replication ./zkafkatest/
-
 package zkafkatest_test
 
 import (
