@@ -148,6 +148,12 @@ func (m *matrix) metadataCode(who, topic string, id int32, autoCreate bool) int1
 }
 
 func (m *matrix) listOffsets(who, topic string) int16 {
+	return m.latestOffset(who, topic).ErrorCode
+}
+
+// latestOffset is ListOffsets for the latest offset (the high watermark)
+// of topic's partition 0, sent as who to its leader.
+func (m *matrix) latestOffset(who, topic string) kmsg.ListOffsetsResponseTopicPartition {
 	req := kmsg.NewPtrListOffsetsRequest()
 	rt := kmsg.NewListOffsetsRequestTopic()
 	rt.Topic = topic
@@ -155,7 +161,7 @@ func (m *matrix) listOffsets(who, topic string) int16 {
 	rp.Timestamp = -1
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	return on[*kmsg.ListOffsetsResponse](m.t, m.client(who), m.leaders[topic], req).Topics[0].Partitions[0].ErrorCode
+	return on[*kmsg.ListOffsetsResponse](m.t, m.client(who), m.leaders[topic], req).Topics[0].Partitions[0]
 }
 
 func (m *matrix) initProducerID(who string) int16 {
@@ -691,12 +697,5 @@ func TestFetchLongPollsPastRefusedTopics(t *testing.T) {
 
 // listOffsetsAt is the high watermark of topic's partition 0.
 func (m *matrix) listOffsetsAt(who, topic string) int64 {
-	req := kmsg.NewPtrListOffsetsRequest()
-	rt := kmsg.NewListOffsetsRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewListOffsetsRequestTopicPartition()
-	rp.Timestamp = -1
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	return on[*kmsg.ListOffsetsResponse](m.t, m.client(who), m.leaders[topic], req).Topics[0].Partitions[0].Offset
+	return m.latestOffset(who, topic).Offset
 }
