@@ -2,7 +2,6 @@ package broker
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"strconv"
@@ -212,33 +211,7 @@ func (z *ZooKeeperClientConfig) clientTLS() (*tls.Config, error) {
 	}
 	if !z.HostnameVerification {
 		// The chain is checked, not the name (Go checks both or neither).
-		roots := cfg.RootCAs
-		cfg.InsecureSkipVerify = true
-		cfg.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error {
-			return verifyChain(raw, roots)
-		}
+		keystore.CheckChainOnly(cfg, cfg.RootCAs, "the ZooKeeper server")
 	}
 	return cfg, nil
-}
-
-// verifyChain checks a server's certificate chain against roots (nil: the
-// system's), without its host name.
-func verifyChain(raw [][]byte, roots *x509.CertPool) error {
-	if len(raw) == 0 {
-		return errors.New("the ZooKeeper server sent no certificate")
-	}
-	certs := make([]*x509.Certificate, len(raw))
-	for i, r := range raw {
-		c, err := x509.ParseCertificate(r)
-		if err != nil {
-			return err
-		}
-		certs[i] = c
-	}
-	inter := x509.NewCertPool()
-	for _, c := range certs[1:] {
-		inter.AddCert(c)
-	}
-	_, err := certs[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
-	return err
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -157,32 +156,9 @@ func (st *quorumStores) client(addr string) *tls.Config {
 	c.ServerName, _, _ = net.SplitHostPort(addr)
 	if !st.cfg.HostnameVerification {
 		// Check the chain, not the name.
-		c.InsecureSkipVerify = true
-		c.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error { return verifyChain(raw, roots) }
+		keystore.CheckChainOnly(c, roots, "the peer")
 	}
 	return c
-}
-
-// verifyChain checks a peer's certificate chain against roots, with no
-// host name.
-func verifyChain(raw [][]byte, roots *x509.CertPool) error {
-	if len(raw) == 0 {
-		return errors.New("the peer sent no certificate")
-	}
-	certs := make([]*x509.Certificate, len(raw))
-	for i, b := range raw {
-		c, err := x509.ParseCertificate(b)
-		if err != nil {
-			return err
-		}
-		certs[i] = c
-	}
-	inter := x509.NewCertPool()
-	for _, c := range certs[1:] {
-		inter.AddCert(c)
-	}
-	_, err := certs[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
-	return err
 }
 
 // secureInbound returns the connection to read an inbound peer from: nc

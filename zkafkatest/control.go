@@ -253,6 +253,8 @@ type kafkaRuleJSON struct {
 	ErrorCode int16   `json:"error_code,omitempty"`
 }
 
+func (j *kafkaRuleJSON) counts() (count, delayMs int) { return j.Count, j.DelayMs }
+
 // zkRuleJSON is a ZooKeeperRule over HTTP.
 type zkRuleJSON struct {
 	Op        *int32  `json:"op,omitempty"`
@@ -264,14 +266,27 @@ type zkRuleJSON struct {
 	ErrorCode int32   `json:"error_code,omitempty"`
 }
 
+func (j *zkRuleJSON) counts() (count, delayMs int) { return j.Count, j.DelayMs }
+
+// ruleJSON is an interception rule's HTTP body, whose count and delay are
+// checked the same way for each kind.
+type ruleJSON interface{ counts() (count, delayMs int) }
+
+// decodeRule decodes r's body into j, refusing a negative count or delay.
+func decodeRule(r *http.Request, j ruleJSON) error {
+	if err := decode(r, j); err != nil {
+		return err
+	}
+	if count, delay := j.counts(); count < 0 || delay < 0 {
+		return bad("count and delay_ms must be >= 0")
+	}
+	return nil
+}
+
 func (h *control) interceptKafka(w http.ResponseWriter, r *http.Request) {
 	var j kafkaRuleJSON
-	if err := decode(r, &j); err != nil {
+	if err := decodeRule(r, &j); err != nil {
 		answer(w, nil, err)
-		return
-	}
-	if j.Count < 0 || j.DelayMs < 0 {
-		answer(w, nil, bad("count and delay_ms must be >= 0"))
 		return
 	}
 	rule := KafkaRule{Brokers: j.Brokers, Count: j.Count, Delay: time.Duration(j.DelayMs) * time.Millisecond,
@@ -284,12 +299,8 @@ func (h *control) interceptKafka(w http.ResponseWriter, r *http.Request) {
 
 func (h *control) interceptZooKeeper(w http.ResponseWriter, r *http.Request) {
 	var j zkRuleJSON
-	if err := decode(r, &j); err != nil {
+	if err := decodeRule(r, &j); err != nil {
 		answer(w, nil, err)
-		return
-	}
-	if j.Count < 0 || j.DelayMs < 0 {
-		answer(w, nil, bad("count and delay_ms must be >= 0"))
 		return
 	}
 	rule := ZooKeeperRule{Servers: j.Servers, Sessions: j.Sessions, Count: j.Count,

@@ -98,6 +98,9 @@ func TestControlAPI(t *testing.T) {
 		{"POST", "/brokers/1/cut", `{"peer": "nobody"}`, 400},
 		{"POST", "/brokers/1/cut", `{"peer": "broker-1"}`, 409},
 		{"POST", "/intercept", `{"api_key": "produce"}`, 400},
+		{"POST", "/intercept", `{"count": -1}`, 400},
+		{"POST", "/zookeeper/intercept", `{"delay_ms": -5}`, 400},
+		{"POST", "/zookeeper/intercept", `{"op": 1, "bogus": 1}`, 400},
 		{"POST", "/zookeeper/sessions/xyz/expire", "", 400},
 		{"POST", "/zookeeper/sessions/0x7777/expire", "", 409},
 		{"POST", "/brokers/1/start", "", 409}, // running

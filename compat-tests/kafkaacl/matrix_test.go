@@ -148,6 +148,12 @@ func (m *matrix) metadataCode(who, topic string, id int32, autoCreate bool) int1
 }
 
 func (m *matrix) listOffsets(who, topic string) int16 {
+	return m.latestOffset(who, topic).ErrorCode
+}
+
+// latestOffset is ListOffsets for the latest offset (the high watermark)
+// of topic's partition 0, sent as who to its leader.
+func (m *matrix) latestOffset(who, topic string) kmsg.ListOffsetsResponseTopicPartition {
 	req := kmsg.NewPtrListOffsetsRequest()
 	rt := kmsg.NewListOffsetsRequestTopic()
 	rt.Topic = topic
@@ -155,25 +161,28 @@ func (m *matrix) listOffsets(who, topic string) int16 {
 	rp.Timestamp = -1
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	return on[*kmsg.ListOffsetsResponse](m.t, m.client(who), m.leaders[topic], req).Topics[0].Partitions[0].ErrorCode
+	return on[*kmsg.ListOffsetsResponse](m.t, m.client(who), m.leaders[topic], req).Topics[0].Partitions[0]
 }
 
 func (m *matrix) initProducerID(who string) int16 {
-	resp, err := kmsg.NewPtrInitProducerIDRequest().RequestWith(ctx(m.t), m.client(who))
-	if err != nil {
-		m.t.Fatal(err)
-	}
-	return resp.ErrorCode
+	return send[*kmsg.InitProducerIDResponse](m, who, kmsg.NewPtrInitProducerIDRequest()).ErrorCode
 }
 
 func (m *matrix) findCoordinator(who, group string) int16 {
 	req := kmsg.NewPtrFindCoordinatorRequest()
 	req.CoordinatorKey = group
-	resp, err := req.RequestWith(ctx(m.t), m.client(who))
+	return send[*kmsg.FindCoordinatorResponse](m, who, req).ErrorCode
+}
+
+// send sends req as who (routed by the client) and fails the test when
+// it gets no answer.
+func send[R kmsg.Response](m *matrix, who string, req kmsg.Request) R {
+	m.t.Helper()
+	resp, err := m.client(who).Request(ctx(m.t), req)
 	if err != nil {
 		m.t.Fatal(err)
 	}
-	return resp.ErrorCode
+	return resp.(R)
 }
 
 // groupCode sends a group request to the group's coordinator.
@@ -258,11 +267,7 @@ func (m *matrix) createTopic(who, topic string) int16 {
 	rt := kmsg.NewCreateTopicsRequestTopic()
 	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, 1, 1
 	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx(m.t), m.client(who))
-	if err != nil {
-		m.t.Fatal(err)
-	}
-	return resp.Topics[0].ErrorCode
+	return send[*kmsg.CreateTopicsResponse](m, who, req).Topics[0].ErrorCode
 }
 
 func (m *matrix) deleteTopic(who, topic string) int16 {
@@ -270,11 +275,7 @@ func (m *matrix) deleteTopic(who, topic string) int16 {
 	rt := kmsg.NewDeleteTopicsRequestTopic()
 	rt.Topic = kmsg.StringPtr(topic)
 	req.Topics, req.TopicNames, req.TimeoutMillis = append(req.Topics, rt), []string{topic}, 5000
-	resp, err := req.RequestWith(ctx(m.t), m.client(who))
-	if err != nil {
-		m.t.Fatal(err)
-	}
-	return resp.Topics[0].ErrorCode
+	return send[*kmsg.DeleteTopicsResponse](m, who, req).Topics[0].ErrorCode
 }
 
 func (m *matrix) describeConfigs(who, topic string) int16 {
@@ -282,11 +283,7 @@ func (m *matrix) describeConfigs(who, topic string) int16 {
 	r := kmsg.NewDescribeConfigsRequestResource()
 	r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeTopic, topic
 	req.Resources = append(req.Resources, r)
-	resp, err := req.RequestWith(ctx(m.t), m.client(who))
-	if err != nil {
-		m.t.Fatal(err)
-	}
-	return resp.Resources[0].ErrorCode
+	return send[*kmsg.DescribeConfigsResponse](m, who, req).Resources[0].ErrorCode
 }
 
 func (m *matrix) alterConfigs(who, topic string) int16 {
@@ -297,11 +294,7 @@ func (m *matrix) alterConfigs(who, topic string) int16 {
 	c.Name, c.Value = "retention.ms", kmsg.StringPtr("100000")
 	r.Configs = append(r.Configs, c)
 	req.Resources = append(req.Resources, r)
-	resp, err := req.RequestWith(ctx(m.t), m.client(who))
-	if err != nil {
-		m.t.Fatal(err)
-	}
-	return resp.Resources[0].ErrorCode
+	return send[*kmsg.IncrementalAlterConfigsResponse](m, who, req).Resources[0].ErrorCode
 }
 
 func (m *matrix) createPartitions(who, topic string) int16 {
@@ -309,11 +302,7 @@ func (m *matrix) createPartitions(who, topic string) int16 {
 	rt := kmsg.NewCreatePartitionsRequestTopic()
 	rt.Topic, rt.Count = topic, 3
 	req.Topics, req.ValidateOnly = append(req.Topics, rt), true
-	resp, err := req.RequestWith(ctx(m.t), m.client(who))
-	if err != nil {
-		m.t.Fatal(err)
-	}
-	return resp.Topics[0].ErrorCode
+	return send[*kmsg.CreatePartitionsResponse](m, who, req).Topics[0].ErrorCode
 }
 
 func (m *matrix) clusterOps(who string) int32 {
@@ -400,10 +389,7 @@ func (m *matrix) byID(who, topic string, del bool) (int16, bool) {
 		rt := kmsg.NewDeleteTopicsRequestTopic()
 		rt.TopicID = m.ids[topic]
 		req.Topics, req.TimeoutMillis = append(req.Topics, rt), 5000
-		resp, err := req.RequestWith(ctx(m.t), m.client(who))
-		if err != nil {
-			m.t.Fatal(err)
-		}
+		resp := send[*kmsg.DeleteTopicsResponse](m, who, req)
 		return resp.Topics[0].ErrorCode, resp.Topics[0].Topic != nil
 	}
 	req := kmsg.NewPtrMetadataRequest()
@@ -711,12 +697,5 @@ func TestFetchLongPollsPastRefusedTopics(t *testing.T) {
 
 // listOffsetsAt is the high watermark of topic's partition 0.
 func (m *matrix) listOffsetsAt(who, topic string) int64 {
-	req := kmsg.NewPtrListOffsetsRequest()
-	rt := kmsg.NewListOffsetsRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewListOffsetsRequestTopicPartition()
-	rp.Timestamp = -1
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	return on[*kmsg.ListOffsetsResponse](m.t, m.client(who), m.leaders[topic], req).Topics[0].Partitions[0].Offset
+	return m.latestOffset(who, topic).Offset
 }

@@ -5,7 +5,6 @@ package kafkacluster
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os/exec"
 	"slices"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
 )
 
 // TestClients: kcat, kafka-python and confluent-kafka against the cluster.
@@ -46,26 +47,6 @@ func run(t *testing.T, stdin []byte, name string, args ...string) (string, error
 	return string(out), err
 }
 
-// kcatMetadata is the part of `kcat -L -J` checked.
-type kcatMetadata struct {
-	Brokers []struct {
-		ID int32 `json:"id"`
-	} `json:"brokers"`
-	Topics []struct {
-		Topic      string `json:"topic"`
-		Partitions []struct {
-			Partition int32 `json:"partition"`
-			Leader    int32 `json:"leader"`
-			Replicas  []struct {
-				ID int32 `json:"id"`
-			} `json:"replicas"`
-			ISRs []struct {
-				ID int32 `json:"id"`
-			} `json:"isrs"`
-		} `json:"partitions"`
-	} `json:"topics"`
-}
-
 // kcat: produce with acks=all to an auto-created topic (num.partitions 3,
 // default.replication.factor n), list its metadata (three brokers, n
 // replicas all in the ISR) and consume everything back.
@@ -80,13 +61,12 @@ func kcat(t *testing.T, bootstrap string, n int) {
 	if out, err := run(t, in.Bytes(), "kcat", "-P", "-b", bootstrap, "-t", topic, "-K:", "-X", "acks=all", "-X", "message.timeout.ms=30000"); err != nil {
 		t.Fatalf("kcat -P: %v\n%s", err, out)
 	}
-	var md kcatMetadata
+	var md kafkaenv.KcatMetadata
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		out, err := run(t, nil, "kcat", "-L", "-J", "-b", bootstrap, "-t", topic)
-		if err == nil {
-			err = json.Unmarshal([]byte(out), &md)
-		}
+		var out []byte
+		var err error
+		md, out, err = kafkaenv.KcatList(bootstrap, topic)
 		problem := metadataProblem(md, topic, n)
 		if err == nil && problem == "" {
 			break
@@ -118,7 +98,7 @@ func kcat(t *testing.T, bootstrap string, n int) {
 	t.Logf("kcat: 100 records acks=all, %d brokers, %d partitions with %d replicas in the ISR", len(md.Brokers), len(md.Topics[0].Partitions), n)
 }
 
-func metadataProblem(md kcatMetadata, topic string, n int) string {
+func metadataProblem(md kafkaenv.KcatMetadata, topic string, n int) string {
 	if len(md.Brokers) != 3 {
 		return fmt.Sprintf("%d brokers, want 3", len(md.Brokers))
 	}
@@ -126,13 +106,7 @@ func metadataProblem(md kcatMetadata, topic string, n int) string {
 		return "topic or its 3 partitions missing"
 	}
 	for _, p := range md.Topics[0].Partitions {
-		var reps, isr []int32
-		for _, r := range p.Replicas {
-			reps = append(reps, r.ID)
-		}
-		for _, r := range p.ISRs {
-			isr = append(isr, r.ID)
-		}
+		reps, isr := p.ReplicaIDs(), p.ISRIDs()
 		slices.Sort(reps)
 		slices.Sort(isr)
 		if len(reps) != n || !slices.Equal(reps, isr) || !slices.Contains(reps, p.Leader) {

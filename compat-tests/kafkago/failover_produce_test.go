@@ -3,7 +3,6 @@ package kafkago
 import (
 	"context"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -35,41 +34,22 @@ func TestProducerRidesOutLeaderRestart(t *testing.T) {
 	}
 	p := cl.Broker(1).Client(kgo.SeedBrokers(cl.Seeds()...), kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.DefaultProduceTopic("r"), kgo.RecordDeliveryTimeout(60*time.Second))
-	var mu sync.Mutex
-	var acked []int
+	var acked kafkaenv.Acked
 	pctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for i := 0; pctx.Err() == nil; i++ {
 			if err := p.ProduceSync(pctx, kgo.StringRecord(strconv.Itoa(i))).FirstErr(); err == nil {
-				mu.Lock()
-				acked = append(acked, i)
-				mu.Unlock()
+				acked.Add(i)
 			}
 		}
 	}()
-	waitAcked := func(n int) {
-		t.Helper()
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-			mu.Lock()
-			got := len(acked)
-			mu.Unlock()
-			if got >= n {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("only %d records acknowledged, want %d", got, n)
-			}
-		}
-	}
-	waitAcked(50)
+	acked.WaitFor(t, 50, 30*time.Second)
 	cl.Broker(leader).Stop()
 	cl.Broker(leader).Start()
-	mu.Lock()
-	before := len(acked)
-	mu.Unlock()
-	waitAcked(before + 50)
+	before := acked.Len()
+	acked.WaitFor(t, before+50, 30*time.Second)
 	stop()
 	<-done
 
@@ -96,7 +76,7 @@ func TestProducerRidesOutLeaderRestart(t *testing.T) {
 		seen[n]++
 	}
 	lost, dup := 0, 0
-	for _, n := range acked {
+	for _, n := range acked.List() {
 		switch seen[n] {
 		case 0:
 			lost++
@@ -105,7 +85,7 @@ func TestProducerRidesOutLeaderRestart(t *testing.T) {
 			dup++
 		}
 	}
-	t.Logf("leader %d restarted: acknowledged %d, in log %d, lost %d, duplicated %d", leader, len(acked), len(log), lost, dup)
+	t.Logf("leader %d restarted: acknowledged %d, in log %d, lost %d, duplicated %d", leader, acked.Len(), len(log), lost, dup)
 	if lost != 0 || dup != 0 {
 		t.Fatalf("lost %d, duplicated %d acknowledged records", lost, dup)
 	}

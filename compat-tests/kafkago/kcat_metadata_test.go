@@ -3,47 +3,17 @@
 package kafkago
 
 import (
-	"context"
-	"encoding/json"
-	"os/exec"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
 )
 
-// kcatMetadata is the part of `kcat -L -J` this test reads.
-type kcatMetadata struct {
-	Brokers []struct {
-		ID int32 `json:"id"`
-	} `json:"brokers"`
-	Topics []struct {
-		Topic      string `json:"topic"`
-		Partitions []struct {
-			Partition int32 `json:"partition"`
-			Leader    int32 `json:"leader"`
-			Replicas  []struct {
-				ID int32 `json:"id"`
-			} `json:"replicas"`
-			ISRs []struct {
-				ID int32 `json:"id"`
-			} `json:"isrs"`
-		} `json:"partitions"`
-	} `json:"topics"`
-}
-
 // kcatList runs `kcat -L -J` against one broker for topic.
-func kcatList(t *testing.T, addr, topic string) kcatMetadata {
+func kcatList(t *testing.T, addr, topic string) kafkaenv.KcatMetadata {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "kcat", "-L", "-J", "-b", addr, "-t", topic).Output()
+	m, out, err := kafkaenv.KcatList(addr, topic)
 	if err != nil {
-		t.Fatalf("kcat -L: %v\n%s", err, out)
-	}
-	var m kcatMetadata
-	if err := json.Unmarshal(out, &m); err != nil {
 		t.Fatalf("kcat -L -J: %v\n%s", err, out)
 	}
 	return m
@@ -71,13 +41,7 @@ func TestKcatMetadata(t *testing.T) {
 			}
 			for _, p := range m.Topics[0].Partitions {
 				s := stateOf(t, e, "kcatmeta", int(p.Partition))
-				var replicas, isr []int32
-				for _, r := range p.Replicas {
-					replicas = append(replicas, r.ID)
-				}
-				for _, r := range p.ISRs {
-					isr = append(isr, r.ID)
-				}
+				replicas, isr := p.ReplicaIDs(), p.ISRIDs()
 				if p.Leader != s.Leader || !slices.Contains(live, p.Leader) || !slices.Equal(isr, s.ISR) ||
 					!slices.Equal(replicas, truthAssignment[p.Partition]) {
 					t.Fatalf("kcat -L via broker %d, partition %d: %+v, state %+v", id, p.Partition, p, s)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zkafka/zkafka/internal/keystore/keystoretest"
 )
 
 // run runs a client process for at most 90 s and returns its output,
@@ -32,7 +34,7 @@ func run(t *testing.T, stdin string, name string, args ...string) string {
 // SASL_SSL with SCRAM-SHA-512 (a user made with kadm) and with PLAIN, and
 // over SASL_PLAINTEXT with SCRAM-SHA-256.
 func TestKcatSASL(t *testing.T) {
-	p := newPKI(t)
+	p := keystoretest.NewBrokerFiles(t)
 	e := saslBroker(t, p)
 	addSCRAM(t, e, "kc512", "kc512-pw", "SCRAM-SHA-512")
 	addSCRAM(t, e, "kc256", "kc256-pw", "SCRAM-SHA-256")
@@ -45,7 +47,7 @@ func TestKcatSASL(t *testing.T) {
 			args := []string{"-b", tc.addr, "-X", "socket.timeout.ms=10000", "-X", "security.protocol=" + tc.proto,
 				"-X", "sasl.mechanisms=" + tc.mech, "-X", "sasl.username=" + tc.user, "-X", "sasl.password=" + tc.pass}
 			if tc.proto == "SASL_SSL" {
-				args = append(args, "-X", "ssl.ca.location="+p.caPEM)
+				args = append(args, "-X", "ssl.ca.location="+p.CAPEM)
 			}
 			topic := strings.ToLower("kcat-" + tc.proto + "-" + tc.mech)
 			var in strings.Builder
@@ -79,13 +81,13 @@ func TestKcatWrongPassword(t *testing.T) {
 // delivery reports) and consumer group over SASL_SSL with SCRAM-SHA-512
 // and PLAIN.
 func TestConfluentKafkaSASL(t *testing.T) {
-	p := newPKI(t)
+	p := keystoretest.NewBrokerFiles(t)
 	e := saslBroker(t, p)
 	addSCRAM(t, e, "ck", "ck-pw", "SCRAM-SHA-512")
 	for _, tc := range []struct{ mech, user, pass string }{{"SCRAM-SHA-512", "ck", "ck-pw"}, {"PLAIN", "admin", "admin-secret"}} {
 		t.Run(tc.mech, func(t *testing.T) {
 			out := run(t, "", "/usr/bin/python3", "testdata/confluent_sasl.py", saslSSLAddr(e), "SASL_SSL", tc.mech, tc.user, tc.pass,
-				p.caPEM, strings.ToLower("ck-"+tc.mech), "100")
+				p.CAPEM, strings.ToLower("ck-"+tc.mech), "100")
 			if !strings.HasPrefix(out, "ok 100") {
 				t.Fatalf("confluent-kafka: %s", out)
 			}

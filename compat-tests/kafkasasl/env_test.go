@@ -14,6 +14,7 @@ import (
 	"github.com/zkafka/zkafka/broker"
 	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
 	"github.com/zkafka/zkafka/internal/jaas"
+	"github.com/zkafka/zkafka/internal/keystore/keystoretest"
 )
 
 func TestMain(m *testing.M) { kafkaenv.Main(m) }
@@ -27,13 +28,13 @@ const plainJAAS = `org.apache.kafka.common.security.plain.PlainLoginModule requi
 // SASL_SSL listener with p's keystore, both offering PLAIN (the users of
 // plainJAAS) and both SCRAM mechanisms, and a PLAINTEXT listener for the
 // admin client. mods adjust the config after.
-func saslBroker(t testing.TB, p *pki, mods ...func(*broker.Config)) *kafkaenv.Env {
+func saslBroker(t testing.TB, p *keystoretest.BrokerFiles, mods ...func(*broker.Config)) *kafkaenv.Env {
 	t.Helper()
 	mods = append([]func(*broker.Config){func(c *broker.Config) {
 		c.Listeners = []string{"SASL_PLAINTEXT://127.0.0.1:0", "PLAINTEXT://127.0.0.1:0"}
 		if p != nil {
 			c.Listeners = append(c.Listeners, "SASL_SSL://127.0.0.1:0")
-			c.SSL.KeystoreType, c.SSL.KeystoreLocation, c.SSL.KeystorePassword = "PKCS12", p.serverP12, "changeit"
+			c.SSL.KeystoreType, c.SSL.KeystoreLocation, c.SSL.KeystorePassword = "PKCS12", p.ServerP12, "changeit"
 		}
 		c.SASL.EnabledMechanisms = []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}
 		mods, err := jaas.ParseEntries(plainJAAS)
@@ -62,10 +63,10 @@ func admin(e *kafkaenv.Env) *kadm.Client {
 
 // saslClient is a kgo client of addr logging in with mech, over TLS
 // trusting p's CA when p is set.
-func saslClient(e *kafkaenv.Env, addr string, p *pki, mech sasl.Mechanism, opts ...kgo.Opt) *kgo.Client {
+func saslClient(e *kafkaenv.Env, addr string, p *keystoretest.BrokerFiles, mech sasl.Mechanism, opts ...kgo.Opt) *kgo.Client {
 	opts = append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.SASL(mech)}, opts...)
 	if p != nil {
-		opts = append(opts, kgo.DialTLSConfig(&tls.Config{RootCAs: p.caPool, MinVersion: tls.VersionTLS12}))
+		opts = append(opts, kgo.DialTLSConfig(&tls.Config{RootCAs: p.CAPool, MinVersion: tls.VersionTLS12}))
 	}
 	return e.Client(opts...)
 }

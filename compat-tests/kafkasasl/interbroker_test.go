@@ -17,6 +17,7 @@ import (
 	"github.com/zkafka/zkafka/broker"
 	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
 	"github.com/zkafka/zkafka/internal/jaas"
+	"github.com/zkafka/zkafka/internal/keystore/keystoretest"
 )
 
 // interBrokerSCRAM configures a broker whose inter-broker listener
@@ -24,7 +25,7 @@ import (
 // (the ScramLoginModule's username= and password=), with the ACL
 // authorizer on and admin the only super user; a PLAINTEXT listener (an
 // anonymous principal, allowed nothing) comes first for the harness.
-func interBrokerSCRAM(t *testing.T, p *pki, pass string) kafkaenv.Option {
+func interBrokerSCRAM(t *testing.T, p *keystoretest.BrokerFiles, pass string) kafkaenv.Option {
 	mods, err := jaas.ParseEntries(`org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="` + pass + `";`)
 	if err != nil {
 		t.Fatal(err)
@@ -34,8 +35,8 @@ func interBrokerSCRAM(t *testing.T, p *pki, pass string) kafkaenv.Option {
 		c.ListenerProtocols = map[string]string{"PLAINTEXT": "PLAINTEXT", "INTERNAL": "SASL_SSL"}
 		c.InterBroker.ListenerName = "INTERNAL"
 		c.InterBroker.SASLMechanism = "SCRAM-SHA-512"
-		c.SSL.KeystoreType, c.SSL.KeystoreLocation, c.SSL.KeystorePassword = "PKCS12", p.serverP12, "changeit"
-		c.SSL.TruststoreType, c.SSL.TruststoreLocation = "PEM", p.caPEM
+		c.SSL.KeystoreType, c.SSL.KeystoreLocation, c.SSL.KeystorePassword = "PKCS12", p.ServerP12, "changeit"
+		c.SSL.TruststoreType, c.SSL.TruststoreLocation = "PEM", p.CAPEM
 		c.SASL.EnabledMechanisms = []string{"SCRAM-SHA-512"}
 		c.SASL.Listeners = map[string]*broker.SASLListenerConfig{"INTERNAL": {JAAS: map[string][]jaas.Entry{"scram-sha-512": mods}}}
 		c.Authz.ClassName = broker.AclAuthorizerClass
@@ -76,7 +77,7 @@ func seedSCRAM(t *testing.T, chroot, user, pass string) {
 
 // internalClient is a kgo client of the cluster's INTERNAL listeners,
 // logging in as admin (the super user).
-func internalClient(t *testing.T, cl *kafkaenv.Cluster, p *pki, opts ...kgo.Opt) *kgo.Client {
+func internalClient(t *testing.T, cl *kafkaenv.Cluster, p *keystoretest.BrokerFiles, opts ...kgo.Opt) *kgo.Client {
 	var seeds []string
 	for _, e := range cl.Brokers {
 		if e.Broker() != nil {
@@ -84,7 +85,7 @@ func internalClient(t *testing.T, cl *kafkaenv.Cluster, p *pki, opts ...kgo.Opt)
 		}
 	}
 	opts = append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.SASL(scramAuth("SCRAM-SHA-512", "admin", "admin-secret")),
-		kgo.DialTLSConfig(&tls.Config{RootCAs: p.caPool, MinVersion: tls.VersionTLS12})}, opts...)
+		kgo.DialTLSConfig(&tls.Config{RootCAs: p.CAPool, MinVersion: tls.VersionTLS12})}, opts...)
 	return cl.Brokers[0].Client(opts...)
 }
 
@@ -98,7 +99,7 @@ func internalClient(t *testing.T, cl *kafkaenv.Cluster, p *pki, opts ...kgo.Opt)
 // inter-broker login the brokers never see each other (the controller's
 // UpdateMetadata is refused).
 func TestInterBrokerSCRAMOverSSL(t *testing.T) {
-	p := newPKI(t)
+	p := keystoretest.NewBrokerFiles(t)
 	chroot := kafkaenv.RandomChroot("ibsasl-")
 	seedSCRAM(t, chroot, "admin", "admin-secret")
 	cl := kafkaenv.StartCluster(t, 3, kafkaenv.Chroot(chroot), interBrokerSCRAM(t, p, "admin-secret"), kafkaenv.VerboseLogs())
@@ -168,7 +169,7 @@ func TestInterBrokerSCRAMOverSSL(t *testing.T) {
 // wrong password is refused by its own SASL_SSL listener: it logs that
 // authentication failed, and no log line holds the password.
 func TestInterBrokerWrongPassword(t *testing.T) {
-	p := newPKI(t)
+	p := keystoretest.NewBrokerFiles(t)
 	chroot := kafkaenv.RandomChroot("ibsasl-")
 	seedSCRAM(t, chroot, "admin", "admin-secret")
 	const wrong = "not-the-Secret-42"
@@ -191,7 +192,7 @@ func TestInterBrokerWrongPassword(t *testing.T) {
 // user not in super.users, the login succeeds but the controller's
 // requests are refused with CLUSTER_AUTHORIZATION_FAILED, as in Kafka.
 func TestInterBrokerNotSuperUser(t *testing.T) {
-	p := newPKI(t)
+	p := keystoretest.NewBrokerFiles(t)
 	chroot := kafkaenv.RandomChroot("ibsasl-")
 	seedSCRAM(t, chroot, "admin", "admin-secret")
 	e := kafkaenv.Start(t, kafkaenv.Chroot(chroot), interBrokerSCRAM(t, p, "admin-secret"),

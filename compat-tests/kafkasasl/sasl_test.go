@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/xdg-go/scram"
 	"github.com/zkafka/zkafka/broker"
+	"github.com/zkafka/zkafka/internal/keystore/keystoretest"
 )
 
 // produceConsume produces n records to a new topic through c and reads
@@ -54,7 +55,7 @@ var clientOpts = []kgo.Opt{kgo.AllowAutoTopicCreation(), kgo.ConsumeResetOffset(
 // (the users of listener.name.X.plain.sasl.jaas.config) produces and
 // reads back records.
 func TestPlainLogin(t *testing.T) {
-	p := newPKI(t)
+	p := keystoretest.NewBrokerFiles(t)
 	e := saslBroker(t, p)
 	produceConsume(t, saslClient(e, saslAddr(e), nil, plainAuth("alice", "alice-secret"), clientOpts...), "plain-topic", 50)
 	produceConsume(t, saslClient(e, saslSSLAddr(e), p, plainAuth("admin", "admin-secret"), clientOpts...), "plain-ssl-topic", 50)
@@ -66,7 +67,7 @@ func TestPlainLogin(t *testing.T) {
 // /config/users/{user} in Kafka's format, DescribeUserScramCredentials
 // lists it, and a deleted credential no longer logs in.
 func TestSCRAMLogin(t *testing.T) {
-	p := newPKI(t)
+	p := keystoretest.NewBrokerFiles(t)
 	e := saslBroker(t, p)
 	for _, mech := range []string{"SCRAM-SHA-256", "SCRAM-SHA-512"} {
 		t.Run(mech, func(t *testing.T) {

@@ -23,38 +23,6 @@ import (
 	"github.com/zkafka/zkafka/internal/keystore/keystoretest"
 )
 
-type quietZK struct{}
-
-func (quietZK) Printf(string, ...any) {}
-
-// zkSession is a go-zookeeper session on addr (TLS with tc when set),
-// without authentication.
-func zkSession(t *testing.T, addr string, tc *tls.Config) *zk.Conn {
-	t.Helper()
-	dial := zk.Dialer(net.DialTimeout)
-	if tc != nil {
-		dial = func(network, a string, timeout time.Duration) (net.Conn, error) {
-			return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, network, a, tc)
-		}
-	}
-	c, events, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithDialer(dial), zk.WithLogger(quietZK{}), zk.WithLogInfo(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	deadline := time.After(30 * time.Second)
-	for {
-		select {
-		case ev := <-events:
-			if ev.State == zk.StateHasSession {
-				return c
-			}
-		case <-deadline:
-			t.Fatalf("no session on %s", addr)
-		}
-	}
-}
-
 // checkSecureACLs checks that the znodes the broker made under /kafka
 // carry Kafka's secure ACLs for identity: owner (a session with that
 // identity) sees all rights to it and read to anyone, and nothing more on
@@ -137,7 +105,7 @@ func brokerOnSASL(t *testing.T, zkAddr string) {
 		t.Fatal(err)
 	}
 	defer owner.Close()
-	checkSecureACLs(t, e, zkSession(t, zkAddr, nil), owner.Conn, zk.ACL{Perms: zk.PermAll, Scheme: "sasl", ID: "kafka"})
+	checkSecureACLs(t, e, zkserver.Session(t, zkAddr, nil), owner.Conn, zk.ACL{Perms: zk.PermAll, Scheme: "sasl", ID: "kafka"})
 
 	wrong := writeJAAS(t, `Client { org.apache.zookeeper.server.auth.DigestLoginModule required username="kafka" password="guess"; };`)
 	cfg := broker.DefaultConfig(t.TempDir())
@@ -166,7 +134,7 @@ func TestBrokerZooKeeperTLS(t *testing.T) {
 		"apache": zkserver.StartApache, "zkafka": zkserver.StartZkafka,
 	} {
 		t.Run(kind, func(t *testing.T) {
-			port := freeTCPPort(t)
+			port := zkserver.FreePort(t)
 			start(t, zkserver.Options{ApacheClassPath: zkserver.NettyJars, ExtraConfig: []string{
 				"secureClientPort=" + strconv.Itoa(port),
 				"serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
@@ -186,17 +154,8 @@ func TestBrokerZooKeeperTLS(t *testing.T) {
 			as := func(c *keystoretest.Cert) *tls.Config {
 				return &tls.Config{RootCAs: pki.Roots, Certificates: []tls.Certificate{{Certificate: [][]byte{c.Cert.Raw}, PrivateKey: c.Key}}}
 			}
-			checkSecureACLs(t, e, zkSession(t, addr, as(pki.Bob)), zkSession(t, addr, as(pki.Alice)),
+			checkSecureACLs(t, e, zkserver.Session(t, addr, as(pki.Bob)), zkserver.Session(t, addr, as(pki.Alice)),
 				zk.ACL{Perms: zk.PermAll, Scheme: "x509", ID: "CN=alice,O=zkafka"})
 		})
 	}
-}
-
-func freeTCPPort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zkafka/zkafka/internal/keystore/keystoretest"
 )
 
 // kcatSSL runs kcat (librdkafka) against addr over SSL, trusting ca, with
@@ -34,14 +36,14 @@ func kcatSSL(t *testing.T, addr, ca, in string, args ...string) string {
 // keystore, the CA given to librdkafka as ssl.ca.location, the host name
 // checked) and reads them back with kcat over SSL.
 func TestKcatSSL(t *testing.T) {
-	p := newPKI(t)
+	p := keystoretest.NewBrokerFiles(t)
 	e := sslBroker(t, p, []string{"SSL://127.0.0.1:0"}, "PEM", "none")
 	var in strings.Builder
 	for i := range 500 {
 		fmt.Fprintf(&in, "k%d:v%d\n", i, i)
 	}
-	kcatSSL(t, e.Addr, p.caPEM, in.String(), "-P", "-t", "kcat-ssl", "-K:")
-	out := kcatSSL(t, e.Addr, p.caPEM, "", "-C", "-t", "kcat-ssl", "-e", "-o", "beginning", "-f", "%k:%s\n")
+	kcatSSL(t, e.Addr, p.CAPEM, in.String(), "-P", "-t", "kcat-ssl", "-K:")
+	out := kcatSSL(t, e.Addr, p.CAPEM, "", "-C", "-t", "kcat-ssl", "-e", "-o", "beginning", "-f", "%k:%s\n")
 	if out != in.String() {
 		t.Fatalf("kcat read back %d bytes, want the %d produced:\n%.300s", len(out), in.Len(), out)
 	}

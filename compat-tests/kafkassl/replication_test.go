@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/zkafka/zkafka/broker"
 	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
+	"github.com/zkafka/zkafka/internal/keystore/keystoretest"
 )
 
 // TestReplicationOverSSL: three brokers whose inter-broker listener
@@ -17,13 +18,13 @@ import (
 // presenting the keystore's certificate, and acks=all writes to an RF 3
 // topic (which need both followers) succeed and read back.
 func TestReplicationOverSSL(t *testing.T) {
-	p := newPKI(t)
+	p := keystoretest.NewBrokerFiles(t)
 	cl := kafkaenv.StartCluster(t, 3, kafkaenv.Configure(func(c *broker.Config) {
 		c.Listeners = []string{"PLAINTEXT://127.0.0.1:0", "INTERNAL://127.0.0.1:0"}
 		c.ListenerProtocols = map[string]string{"PLAINTEXT": "PLAINTEXT", "INTERNAL": "SSL"}
 		c.InterBroker.ListenerName = "INTERNAL"
-		c.SSL.KeystoreType, c.SSL.KeystoreLocation, c.SSL.KeystorePassword = "PKCS12", p.serverP12, "changeit"
-		c.SSL.TruststoreType, c.SSL.TruststoreLocation = "PEM", p.caPEM
+		c.SSL.KeystoreType, c.SSL.KeystoreLocation, c.SSL.KeystorePassword = "PKCS12", p.ServerP12, "changeit"
+		c.SSL.TruststoreType, c.SSL.TruststoreLocation = "PEM", p.CAPEM
 		c.SSL.ClientAuth = "required"
 	}))
 	c := cl.Brokers[0].Client(kgo.SeedBrokers(cl.Seeds()...), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic("tls-r3"))

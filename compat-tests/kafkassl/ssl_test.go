@@ -14,31 +14,32 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/zkafka/zkafka/broker"
 	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
+	"github.com/zkafka/zkafka/internal/keystore/keystoretest"
 )
 
 func TestMain(m *testing.M) { kafkaenv.Main(m) }
 
 // sslBroker starts a broker whose listeners are given, the SSL ones with
 // the PKCS12 keystore of p (or its PEM keystore) and clientAuth.
-func sslBroker(t *testing.T, p *pki, listeners []string, keystoreType, clientAuth string) *kafkaenv.Env {
+func sslBroker(t *testing.T, p *keystoretest.BrokerFiles, listeners []string, keystoreType, clientAuth string) *kafkaenv.Env {
 	return kafkaenv.Start(t, kafkaenv.Configure(func(c *broker.Config) {
 		c.Listeners = listeners
-		c.SSL.KeystoreType, c.SSL.KeystoreLocation = keystoreType, p.serverP12
+		c.SSL.KeystoreType, c.SSL.KeystoreLocation = keystoreType, p.ServerP12
 		if keystoreType == "PEM" {
-			c.SSL.KeystoreLocation = p.serverPEM
+			c.SSL.KeystoreLocation = p.ServerPEM
 		}
 		c.SSL.KeystorePassword = "changeit"
-		c.SSL.TruststoreType, c.SSL.TruststoreLocation = "PEM", p.caPEM
+		c.SSL.TruststoreType, c.SSL.TruststoreLocation = "PEM", p.CAPEM
 		c.SSL.ClientAuth = clientAuth
 	}))
 }
 
 // tlsClient is a kgo client of addr over TLS trusting p's CA, with the
 // client certificate when withCert.
-func tlsClient(e *kafkaenv.Env, p *pki, addr string, withCert bool, opts ...kgo.Opt) *kgo.Client {
-	cfg := &tls.Config{RootCAs: p.caPool, MinVersion: tls.VersionTLS12}
+func tlsClient(e *kafkaenv.Env, p *keystoretest.BrokerFiles, addr string, withCert bool, opts ...kgo.Opt) *kgo.Client {
+	cfg := &tls.Config{RootCAs: p.CAPool, MinVersion: tls.VersionTLS12}
 	if withCert {
-		cfg.Certificates = []tls.Certificate{p.clientCert}
+		cfg.Certificates = []tls.Certificate{p.ClientCert}
 	}
 	return e.Client(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.DialTLSConfig(cfg)}, opts...)...)
 }
@@ -75,7 +76,7 @@ func produceConsume(t *testing.T, c *kgo.Client, topic string, n, size int) {
 // produces and reads back records larger than the copy buffer in all, so
 // fetch responses go through the TLS copy path, not sendfile.
 func TestSSLProduceConsume(t *testing.T) {
-	p := newPKI(t)
+	p := keystoretest.NewBrokerFiles(t)
 	e := sslBroker(t, p, []string{"SSL://127.0.0.1:0"}, "PKCS12", "none")
 	c := tlsClient(e, p, e.Addr, false, kgo.AllowAutoTopicCreation(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	produceConsume(t, c, "ssl-topic", 300, 1000)
@@ -84,7 +85,7 @@ func TestSSLProduceConsume(t *testing.T) {
 // TestSSLPEMKeystore: the same with a PEM keystore (key and chain in one
 // file).
 func TestSSLPEMKeystore(t *testing.T) {
-	p := newPKI(t)
+	p := keystoretest.NewBrokerFiles(t)
 	e := sslBroker(t, p, []string{"SSL://127.0.0.1:0"}, "PEM", "none")
 	c := tlsClient(e, p, e.Addr, false, kgo.AllowAutoTopicCreation(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	produceConsume(t, c, "pem-topic", 20, 100)
@@ -94,10 +95,10 @@ func TestSSLPEMKeystore(t *testing.T) {
 // without a certificate fails the handshake; one with a certificate signed
 // by the truststore's CA is served.
 func TestSSLClientAuthRequired(t *testing.T) {
-	p := newPKI(t)
+	p := keystoretest.NewBrokerFiles(t)
 	e := sslBroker(t, p, []string{"SSL://127.0.0.1:0"}, "PKCS12", "required")
 
-	conn, err := tls.Dial("tcp", e.Addr, &tls.Config{RootCAs: p.caPool})
+	conn, err := tls.Dial("tcp", e.Addr, &tls.Config{RootCAs: p.CAPool})
 	if err == nil {
 		conn.SetDeadline(time.Now().Add(5 * time.Second))
 		// TLS 1.3: the server's refusal arrives on the first read.
@@ -120,11 +121,11 @@ func TestSSLClientAuthRequired(t *testing.T) {
 // each client the port of the listener it came on, and /brokers/ids lists
 // both listeners as Kafka writes them.
 func TestPlaintextAndSSLOneBroker(t *testing.T) {
-	p := newPKI(t)
+	p := keystoretest.NewBrokerFiles(t)
 	e := kafkaenv.Start(t, kafkaenv.Configure(func(c *broker.Config) {
 		c.Listeners = []string{"PLAINTEXT://127.0.0.1:0", "SECURE://127.0.0.1:0"}
 		c.ListenerProtocols = map[string]string{"PLAINTEXT": "PLAINTEXT", "SECURE": "SSL"}
-		c.SSL.KeystoreType, c.SSL.KeystoreLocation, c.SSL.KeystorePassword = "PKCS12", p.serverP12, "changeit"
+		c.SSL.KeystoreType, c.SSL.KeystoreLocation, c.SSL.KeystorePassword = "PKCS12", p.ServerP12, "changeit"
 	}))
 	plain := e.Client(kgo.AllowAutoTopicCreation(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	secure := tlsClient(e, p, e.Addrs[1], false, kgo.AllowAutoTopicCreation(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))

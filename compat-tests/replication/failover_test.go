@@ -30,8 +30,7 @@ func TestLeaderFailoverKeepsAckedRecords(t *testing.T) {
 	ctx := ctxT(t)
 	p := client(t, cl, kgo.DefaultProduceTopic("fo"), kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordDeliveryTimeout(40*time.Second), kgo.ProducerLinger(0))
-	var mu sync.Mutex
-	var acked []int
+	var acked kafkaenv.Acked
 	pctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -45,29 +44,13 @@ func TestLeaderFailoverKeepsAckedRecords(t *testing.T) {
 				p.Produce(pctx, kgo.StringRecord(strconv.Itoa(n)), func(_ *kgo.Record, err error) {
 					defer wg.Done()
 					if err == nil {
-						mu.Lock()
-						acked = append(acked, n)
-						mu.Unlock()
+						acked.Add(n)
 					}
 				})
 			}
 			wg.Wait()
 		}
 	}()
-	waitAcked := func(n int) {
-		t.Helper()
-		for deadline := time.Now().Add(40 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-			mu.Lock()
-			got := len(acked)
-			mu.Unlock()
-			if got >= n {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("only %d of %d records acknowledged", got, n)
-			}
-		}
-	}
 	// The consumer: seen[offset] = value, checked against the final log.
 	seen := map[int64]string{}
 	cctx, cstop := context.WithCancel(ctx)
@@ -79,23 +62,19 @@ func TestLeaderFailoverKeepsAckedRecords(t *testing.T) {
 			cons.PollFetches(cctx).EachRecord(func(r *kgo.Record) { seen[r.Offset] = string(r.Value) })
 		}
 	}()
-	waitAcked(200)
+	acked.WaitFor(t, 200, 40*time.Second)
 	cl.Broker(old).Stop()
 	s := waitState(t, cl, z, "fo", 0, "led by another broker", func(s partitionState) bool { return s.Leader >= 0 && s.Leader != old })
-	mu.Lock()
-	before := len(acked)
-	mu.Unlock()
-	waitAcked(before + 200)
+	before := acked.Len()
+	acked.WaitFor(t, before+200, 40*time.Second)
 	cl.Broker(old).Start()
 	waitState(t, cl, z, "fo", 0, "the old leader back in the ISR", isrIs(1, 2, 3))
-	waitAcked(before + 400)
+	acked.WaitFor(t, before+400, 40*time.Second)
 	stop()
 	<-done
 	cstop()
 	<-cdone
-	mu.Lock()
-	want := append([]int(nil), acked...)
-	mu.Unlock()
+	want := acked.List()
 	t.Logf("%d records acknowledged; leader %d -> %d (epoch %d)", len(want), old, s.Leader, s.LeaderEpoch)
 	// Every acknowledged record once, in order; unacknowledged ones (the
 	// producer's last, cancelled) may be there too, after the acked.

@@ -33,6 +33,10 @@
 // A process that exits before it is ready fails the test at once, with the
 // tail of its log.
 //
+// Session is a go-zookeeper session on a server, over TLS when given a
+// tls.Config (a secureClientPort: FreePort picks one), returned once the
+// server has given it a session.
+//
 // StartApache needs /usr/share/java/zookeeper.jar and a java command; when
 // they are missing the test fails with a message saying that `make compat`
 // installs them. The tests that use StartApache carry the build tag `compat`,

@@ -67,7 +67,7 @@ func TestQuorumTLSEnsembles(t *testing.T) {
 				}
 				t.Fatal("no leader over quorum TLS")
 			}
-			c, _, err := zk.Connect([]string{leader.Addr()}, 10*time.Second, zk.WithLogger(quiet{}), zk.WithLogInfo(false))
+			c, _, err := zk.Connect([]string{leader.Addr()}, 10*time.Second, zk.WithLogger(zkserver.QuietLogger), zk.WithLogInfo(false))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,7 +76,7 @@ func TestQuorumTLSEnsembles(t *testing.T) {
 				t.Fatalf("write through the leader: %v", err)
 			}
 			for _, s := range e.Servers {
-				fc, _, err := zk.Connect([]string{s.Addr()}, 10*time.Second, zk.WithLogger(quiet{}), zk.WithLogInfo(false))
+				fc, _, err := zk.Connect([]string{s.Addr()}, 10*time.Second, zk.WithLogger(zkserver.QuietLogger), zk.WithLogInfo(false))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -49,15 +49,6 @@ func zooCfg(t *testing.T, c *keystoretest.PKI, typ string, port int) []string {
 	return lines
 }
 
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // clientTLS is what a client holding cert (nil: none) dials with.
 func clientTLS(c *keystoretest.PKI, cert *keystoretest.Cert) *tls.Config {
 	tc := &tls.Config{RootCAs: c.Roots, ServerName: "localhost"}
@@ -65,33 +56,6 @@ func clientTLS(c *keystoretest.PKI, cert *keystoretest.Cert) *tls.Config {
 		tc.Certificates = []tls.Certificate{{Certificate: [][]byte{cert.Cert.Raw}, PrivateKey: cert.Key}}
 	}
 	return tc
-}
-
-type quiet struct{}
-
-func (quiet) Printf(string, ...any) {}
-
-func connect(t *testing.T, addr string, tc *tls.Config) *zk.Conn {
-	t.Helper()
-	dialer := func(network, a string, timeout time.Duration) (net.Conn, error) {
-		return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, network, a, tc)
-	}
-	c, events, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithDialer(dialer), zk.WithLogger(quiet{}), zk.WithLogInfo(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	deadline := time.After(30 * time.Second)
-	for {
-		select {
-		case ev := <-events:
-			if ev.State == zk.StateHasSession {
-				return c
-			}
-		case <-deadline:
-			t.Fatalf("no TLS session on %s", addr)
-		}
-	}
 }
 
 // refused reports whether a TLS client gets no answer to a four-letter
@@ -118,7 +82,7 @@ func TestSecureClientPort(t *testing.T) {
 			"apache": zkserver.StartApache, "zkafka": zkserver.StartZkafka,
 		} {
 			t.Run(typ+"/"+kind, func(t *testing.T) {
-				port := freePort(t)
+				port := zkserver.FreePort(t)
 				start(t, zkserver.Options{ExtraConfig: zooCfg(t, c, typ, port),
 					FourLetterWords: []string{"srvr", "ruok"}, ApacheClassPath: zkserver.NettyJars})
 				checkSecurePort(t, c, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
@@ -131,7 +95,7 @@ func checkSecurePort(t *testing.T, c *keystoretest.PKI, addr string) {
 	if !refused(addr, clientTLS(c, nil)) {
 		t.Fatal("ssl.clientAuth=need: a client without a certificate was served")
 	}
-	alice, bob := connect(t, addr, clientTLS(c, c.Alice)), connect(t, addr, clientTLS(c, c.Bob))
+	alice, bob := zkserver.Session(t, addr, clientTLS(c, c.Alice)), zkserver.Session(t, addr, clientTLS(c, c.Bob))
 	aliceOnly := []zk.ACL{{Perms: zk.PermAll, Scheme: "x509", ID: "CN=alice,O=zkafka"}}
 	if _, err := alice.Create("/alice", []byte("a"), 0, aliceOnly); err != nil {
 		t.Fatal(err)
@@ -163,7 +127,7 @@ func TestSecureClientAuthWantNone(t *testing.T) {
 			"apache": zkserver.StartApache, "zkafka": zkserver.StartZkafka,
 		} {
 			t.Run(auth+"/"+kind, func(t *testing.T) {
-				port := freePort(t)
+				port := zkserver.FreePort(t)
 				var cfg []string
 				for _, l := range zooCfg(t, c, "PKCS12", port) {
 					switch {
@@ -176,11 +140,11 @@ func TestSecureClientAuthWantNone(t *testing.T) {
 				}
 				start(t, zkserver.Options{ExtraConfig: cfg, ApacheClassPath: zkserver.NettyJars})
 				addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-				anon := connect(t, addr, clientTLS(c, nil))
+				anon := zkserver.Session(t, addr, clientTLS(c, nil))
 				if _, err := anon.Create("/anon", nil, 0, zk.AuthACL(zk.PermAll)); !errors.Is(err, zk.ErrInvalidACL) {
 					t.Fatalf("auth ACL without a certificate: %v, want invalid ACL", err)
 				}
-				alice := connect(t, addr, clientTLS(c, c.Alice))
+				alice := zkserver.Session(t, addr, clientTLS(c, c.Alice))
 				_, err := alice.Create("/alice", nil, 0, zk.AuthACL(zk.PermAll))
 				if auth == "want" && err != nil {
 					t.Fatalf("want: auth ACL with a certificate: %v", err)
@@ -211,14 +175,14 @@ func TestSecureClientPortJKS(t *testing.T) {
 		"apache": zkserver.StartApache, "zkafka": zkserver.StartZkafka,
 	} {
 		t.Run(kind, func(t *testing.T) {
-			port := freePort(t)
+			port := zkserver.FreePort(t)
 			start(t, zkserver.Options{ApacheClassPath: zkserver.NettyJars, ExtraConfig: []string{
 				"secureClientPort=" + strconv.Itoa(port),
 				"serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
 				"ssl.keyStore.location=" + filepath.Join(dir, "keystore.jks"),
 				"ssl.keyStore.password=changeit", "ssl.keyStore.type=JKS", "ssl.clientAuth=none",
 			}})
-			c := connect(t, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), &tls.Config{RootCAs: roots, ServerName: "localhost"})
+			c := zkserver.Session(t, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), &tls.Config{RootCAs: roots, ServerName: "localhost"})
 			if _, err := c.Create("/jks", []byte("x"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 				t.Fatal(err)
 			}

@@ -53,7 +53,7 @@ func TestZkCliOverTLS(t *testing.T) {
 	out := map[string][][]string{}
 	for _, kind := range []string{"apache", "zkafka"} {
 		start := map[string]func(testing.TB, zkserver.Options) *zkserver.Server{"apache": zkserver.StartApache, "zkafka": zkserver.StartZkafka}[kind]
-		port := freePort(t)
+		port := zkserver.FreePort(t)
 		start(t, zkserver.Options{ExtraConfig: zooCfg(t, c, "PKCS12", port),
 			FourLetterWords: []string{"srvr", "ruok"}, ApacheClassPath: zkserver.NettyJars})
 		out[kind] = zkserver.RunZkCliFlags(t, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), flags, commands)

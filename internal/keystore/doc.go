@@ -15,4 +15,7 @@
 // ssl.truststore.certificates), with line breaks or without, the key maybe
 // an encrypted PKCS#8 one (github.com/youmark/pkcs8).
 // No format is parsed here: each is left to the library named above.
+//
+// CheckChainOnly is the one check the ZooKeeper client and the quorum both
+// need with host name verification off: the peer's chain, not its name.
 package keystore

@@ -27,4 +27,8 @@
 // from a panic: a recovered panic closes only one connection and clients
 // retry, so a test would pass over it otherwise. Set ZKAFKA_TEST_LOG=1 to
 // see the servers' logs on stderr.
+//
+// Two helpers are shared with tests that run their own brokers: KcatList
+// (librdkafka's view of the cluster, `kcat -L -J`) and Acked (the records a
+// producer has had acknowledged, waited on while a fault is injected).
 package kafkaenv

@@ -6,6 +6,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -149,4 +150,29 @@ func NewPKI(t testing.TB, caName string) *PKI {
 	}
 	p.Roots.AddCert(ca.Cert)
 	return p
+}
+
+// BrokerFiles is a CA made for one test with a server certificate for
+// 127.0.0.1 and a client certificate, written as the files a broker is given.
+type BrokerFiles struct {
+	CAPool     *x509.CertPool
+	CAPEM      string // file: the CA certificate (a PEM truststore)
+	ServerPEM  string // file: server key and certificate (a PEM keystore)
+	ServerP12  string // file: the same as PKCS12 with the CA, password "changeit"
+	ClientCert tls.Certificate
+}
+
+// NewBrokerFiles makes a BrokerFiles in a directory of t's.
+func NewBrokerFiles(t testing.TB) *BrokerFiles {
+	t.Helper()
+	dir := t.TempDir()
+	p := NewPKI(t, "test CA")
+	client := Leaf(t, p.CA, pkix.Name{CommonName: "client"})
+	return &BrokerFiles{
+		CAPool:     p.Roots,
+		CAPEM:      WriteCertPEM(t, dir, "ca.pem", p.CA),
+		ServerPEM:  WritePEM(t, dir, "server.pem", p.Server),
+		ServerP12:  WritePKCS12(t, dir, "server.p12", "changeit", p.Server, p.CA),
+		ClientCert: tls.Certificate{Certificate: [][]byte{client.Cert.Raw, p.CA.Cert.Raw}, PrivateKey: client.Key, Leaf: client.Cert},
+	}
 }
