@@ -2,7 +2,6 @@ package broker
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/zkafka/zkafka/broker/authz"
@@ -18,7 +17,7 @@ import (
 // broker's static settings (read-only) and its dynamic keys with their
 // sources; another broker id gets INVALID_REQUEST, as a broker only
 // describes itself in ZooKeeper mode. Synonyms (v1+, include_synonyms)
-// list each value's chain of sources; a key naming a password is
+// list each value's chain of sources; a password (ssl.*.password) is
 // sensitive and its value null. Documentation (v3+) is left empty; config
 // types (v3+) are given for the keys zkafka knows. Other resource types:
 // INVALID_REQUEST.
@@ -62,7 +61,7 @@ func handleDescribeConfigs(c *conn, req *kmsg.DescribeConfigsRequest) (kmsg.Resp
 			rc.Name, rc.Value, rc.Source, rc.IsDefault = e.name, &v, kmsg.ConfigSource(e.source), e.isDefault
 			rc.ConfigType = configType(e.name)
 			rc.ReadOnly = e.readOnly
-			if strings.Contains(e.name, "password") {
+			if e.sensitive {
 				rc.Value, rc.IsSensitive = nil, true
 			}
 			if req.IncludeSynonyms {

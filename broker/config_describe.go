@@ -22,6 +22,7 @@ type configEntry struct {
 	isDefault   bool
 	source      int8 // kmsg ConfigSource values
 	readOnly    bool
+	sensitive   bool // a password: its value (and its synonyms') is null
 	synonyms    []configSynonym
 }
 
@@ -112,6 +113,13 @@ func describeBrokerConfig(c *Config) []configEntry {
 		s("listeners", joinComma(c.Listeners)),
 		s("socket.request.max.bytes", strconv.Itoa(int(c.SocketRequestMaxBytes))),
 		s("log.retention.check.interval.ms", durMs(c.LogRetentionCheck)),
+	}
+	for k, v := range map[string]string{"ssl.keystore.password": c.SSL.KeystorePassword,
+		"ssl.key.password": c.SSL.KeyPassword, "ssl.truststore.password": c.SSL.TruststorePassword} {
+		if v != "" { // sensitive: the value is never answered
+			out = append(out, configEntry{name: k, source: sourceStaticBroker, readOnly: true, sensitive: true,
+				synonyms: []configSynonym{{k, "", sourceStaticBroker}}})
+		}
 	}
 	for i := range topicConfigDefs {
 		d := &topicConfigDefs[i]

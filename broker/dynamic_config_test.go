@@ -66,3 +66,17 @@ func TestBrokerChain(t *testing.T) {
 	}
 	t.Fatal("no segment.bytes")
 }
+
+func TestDescribeBrokerPasswords(t *testing.T) {
+	c := kafkaDefaults
+	c.SSL.KeystorePassword = "secret"
+	for _, e := range describeBrokerConfig(&c) {
+		if e.name == "ssl.keystore.password" {
+			if !e.readOnly || !e.sensitive || e.value != "" || e.synonyms[0].value != "" {
+				t.Fatalf("%+v", e)
+			}
+			return
+		}
+	}
+	t.Fatal("ssl.keystore.password not listed")
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/broker"
 	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
 )
 
@@ -97,7 +98,7 @@ func sources(c kadm.Config) string {
 }
 
 func TestDynamicBrokerConfigs(t *testing.T) {
-	cl := kafkaenv.StartCluster(t, 2)
+	cl := kafkaenv.StartCluster(t, 2, kafkaenv.Configure(func(c *broker.Config) { c.SSL.TruststorePassword = "changeit" }))
 	ctx := ctxT(t)
 	adm1, adm2 := brokerAdmin(t, cl.Broker(1)), brokerAdmin(t, cl.Broker(2))
 	if r, err := adm1.CreateTopic(ctx, 1, 2, nil, "dyn"); err != nil || r.Err != nil {
@@ -166,6 +167,11 @@ func TestDynamicBrokerConfigs(t *testing.T) {
 	}
 	if rs, err := adm1.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Name: "log.retention.ms", Value: kadm.StringPtr("soon")}}); err != nil || rs[0].Err != kerr.InvalidConfig {
 		t.Fatalf("bad value: %v %+v", err, rs)
+	}
+
+	// A password is sensitive: no value.
+	if c := configOf(t, ctx, adm1, brokerT, "1", "ssl.truststore.password"); !c.Sensitive || c.Value != nil || c.Source != kmsg.ConfigSourceStaticBrokerConfig {
+		t.Fatalf("ssl.truststore.password: %+v", c)
 	}
 
 	// The znodes, as Kafka's AdminZkClient writes them.
