@@ -96,7 +96,8 @@ func (b *Broker) topicDefaults() *Config {
 
 // checkBrokerConfigs is Kafka's DynamicBrokerConfig validation of an
 // alter: keys that are not dynamic are refused all together, then each
-// value is checked.
+// value is checked. Both are ConfigExceptions, which Kafka's
+// ZkAdminManager answers as INVALID_REQUEST with the resource named.
 func checkBrokerConfigs(name string, cfg map[string]string) error {
 	prefix := "Invalid config value for resource " + resourceDesc(kmsg.ConfigResourceTypeBroker, name) + ": "
 	var bad []string
@@ -107,7 +108,7 @@ func checkBrokerConfigs(name string, cfg map[string]string) error {
 	}
 	if len(bad) > 0 {
 		sort.Strings(bad)
-		return adminErr(kproto.CodeInvalidConfig, "%sCannot update these configs dynamically: Set(%s)", prefix, strings.Join(bad, ", "))
+		return adminErr(kproto.CodeInvalidRequest, "%sCannot update these configs dynamically: Set(%s)", prefix, strings.Join(bad, ", "))
 	}
 	for k, v := range cfg {
 		check := checkInt(0, math.MaxInt64)
@@ -115,7 +116,7 @@ func checkBrokerConfigs(name string, cfg map[string]string) error {
 			check = d.check
 		}
 		if err := check(v); err != nil {
-			return adminErr(kproto.CodeInvalidConfig, "%sInvalid value %s for configuration %s: %v", prefix, v, k, err)
+			return adminErr(kproto.CodeInvalidRequest, "%sInvalid value %s for configuration %s: %v", prefix, v, k, err)
 		}
 	}
 	return nil

@@ -13,11 +13,11 @@ func TestCheckBrokerConfigs(t *testing.T) {
 		msg  string
 	}{
 		{map[string]string{"log.retention.ms": "1000", "leader.replication.throttled.rate": "10"}, 0, ""},
-		{map[string]string{"log.dirs": "/x", "broker.id": "3", "log.retention.ms": "1"}, kproto.CodeInvalidConfig,
+		{map[string]string{"log.dirs": "/x", "broker.id": "3", "log.retention.ms": "1"}, kproto.CodeInvalidRequest,
 			"Invalid config value for resource ConfigResource(type=BROKER, name='1'): Cannot update these configs dynamically: Set(broker.id, log.dirs)"},
-		{map[string]string{"log.segment.bytes": "10"}, kproto.CodeInvalidConfig,
+		{map[string]string{"log.segment.bytes": "10"}, kproto.CodeInvalidRequest,
 			"Invalid config value for resource ConfigResource(type=BROKER, name='1'): Invalid value 10 for configuration log.segment.bytes: 10 is outside [14, 2147483647]"},
-		{map[string]string{"follower.replication.throttled.rate": "-1"}, kproto.CodeInvalidConfig, ""},
+		{map[string]string{"follower.replication.throttled.rate": "-1"}, kproto.CodeInvalidRequest, ""},
 	} {
 		code, msg := codeOf(checkBrokerConfigs("1", tc.cfg))
 		if code != tc.code || (tc.msg != "" && (msg == nil || *msg != tc.msg)) {

@@ -162,10 +162,10 @@ func TestDynamicBrokerConfigs(t *testing.T) {
 
 	// Static keys are read-only and refused with Kafka's message.
 	rs, err = adm1.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Name: "num.partitions", Value: kadm.StringPtr("3")}, {Name: "log.dirs", Value: kadm.StringPtr("/x")}}, 1)
-	if err != nil || rs[0].Err != kerr.InvalidConfig || rs[0].ErrMessage != "Invalid config value for resource ConfigResource(type=BROKER, name='1'): Cannot update these configs dynamically: Set(log.dirs, num.partitions)" {
+	if err != nil || rs[0].Err != kerr.InvalidRequest || rs[0].ErrMessage != "Invalid config value for resource ConfigResource(type=BROKER, name='1'): Cannot update these configs dynamically: Set(log.dirs, num.partitions)" {
 		t.Fatalf("non-dynamic keys: %v %+v", err, rs)
 	}
-	if rs, err := adm1.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Name: "log.retention.ms", Value: kadm.StringPtr("soon")}}); err != nil || rs[0].Err != kerr.InvalidConfig {
+	if rs, err := adm1.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Name: "log.retention.ms", Value: kadm.StringPtr("soon")}}); err != nil || rs[0].Err != kerr.InvalidRequest {
 		t.Fatalf("bad value: %v %+v", err, rs)
 	}
 
