@@ -16,7 +16,8 @@ import (
 // (config_describe.go; is_default in v0). Brokers (type 4): this
 // broker's static settings (read-only) and its dynamic keys with their
 // sources; another broker id gets INVALID_REQUEST, as a broker only
-// describes itself in ZooKeeper mode. Synonyms (v1+, include_synonyms)
+// describes itself in ZooKeeper mode; the cluster default ("") lists only
+// the dynamic default configs. Synonyms (v1+, include_synonyms)
 // list each value's chain of sources; a password (ssl.*.password) is
 // sensitive and its value null. Documentation (v3+) is left empty; config
 // types (v3+) are given for the keys zkafka knows. Other resource types:
@@ -48,6 +49,10 @@ func handleDescribeConfigs(c *conn, req *kmsg.DescribeConfigsRequest) (kmsg.Resp
 			if r.ResourceName != "" && r.ResourceName != strconv.Itoa(int(c.b.cfg.BrokerID)) {
 				msg := "Unexpected broker id, expected " + strconv.Itoa(int(c.b.cfg.BrokerID))
 				rr.ErrorCode, rr.ErrorMessage = int16(kproto.CodeInvalidRequest), &msg
+				break
+			}
+			if r.ResourceName == "" {
+				entries = describeDefaultBrokerConfig(c.b.topicDefaults())
 				break
 			}
 			entries = describeBrokerConfig(c.b.topicDefaults())

@@ -135,3 +135,17 @@ func describeBrokerConfig(c *Config) []configEntry {
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
 }
+
+// describeDefaultBrokerConfig is the cluster default resource (name ""):
+// only the dynamic default configs, each with itself as synonym, as
+// Kafka lists currentDynamicDefaultConfigs.
+func describeDefaultBrokerConfig(c *Config) []configEntry {
+	var out []configEntry
+	if c.dyn != nil {
+		for k, v := range c.dyn.dflt {
+			out = append(out, entryOf(k, []configSynonym{{k, v, sourceDynamicDefault}}, false))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}

@@ -23,63 +23,66 @@ import (
 // refused with Kafka's message, validate_only changes nothing, and the
 // znodes are Kafka's JSON.
 
-// brokerAdmin is a kadm client that talks to one broker only.
-func brokerAdmin(t *testing.T, e *kafkaenv.Env) *kadm.Client {
+// node is a client of one broker, for requests that must reach it (kadm
+// sends a topic's DescribeConfigs to any broker).
+type node struct {
+	id  int32
+	cl  *kgo.Client
+	adm *kadm.Client
+}
+
+func nodeOf(t *testing.T, e *kafkaenv.Env, id int32) node {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(e.Addr))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
-	return kadm.NewClient(cl)
+	return node{id, cl, kadm.NewClient(cl)}
 }
 
-// configOf describes one key of a resource through adm.
-func configOf(t *testing.T, ctx context.Context, adm *kadm.Client, typ kmsg.ConfigResourceType, name, key string) kadm.Config {
+// configOf describes one key of a resource on n, with synonyms.
+func configOf(t *testing.T, ctx context.Context, n node, typ kmsg.ConfigResourceType, name, key string) kadm.Config {
 	t.Helper()
-	c, err := tryConfigOf(ctx, adm, typ, name, key)
+	c, err := tryConfigOf(ctx, n, typ, name, key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c
 }
 
-func tryConfigOf(ctx context.Context, adm *kadm.Client, typ kmsg.ConfigResourceType, name, key string) (kadm.Config, error) {
-	var rcs kadm.ResourceConfigs
-	var err error
-	if typ == kmsg.ConfigResourceTypeTopic {
-		rcs, err = adm.DescribeTopicConfigs(ctx, name)
-	} else {
-		rcs, err = adm.DescribeBrokerConfigs(ctx, brokerID(name)...)
+func tryConfigOf(ctx context.Context, n node, typ kmsg.ConfigResourceType, name, key string) (kadm.Config, error) {
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	req.IncludeSynonyms = true
+	r := kmsg.NewDescribeConfigsRequestResource()
+	r.ResourceType, r.ResourceName = typ, name
+	req.Resources = append(req.Resources, r)
+	resp, err := req.RequestWith(ctx, n.cl.Broker(int(n.id)))
+	if err != nil || len(resp.Resources) != 1 || resp.Resources[0].ErrorCode != 0 {
+		return kadm.Config{}, fmt.Errorf("describe %s on %d: %v %+v", name, n.id, err, resp)
 	}
-	if err != nil || len(rcs) != 1 || rcs[0].Err != nil {
-		return kadm.Config{}, fmt.Errorf("describe %s: %v %+v", name, err, rcs)
-	}
-	for _, c := range rcs[0].Configs {
-		if c.Key == key {
+	for _, rc := range resp.Resources[0].Configs {
+		if rc.Name == key {
+			c := kadm.Config{Key: rc.Name, Value: rc.Value, Sensitive: rc.IsSensitive, Source: rc.Source}
+			for _, sy := range rc.ConfigSynonyms {
+				c.Synonyms = append(c.Synonyms, kadm.ConfigSynonym{Key: sy.Name, Value: sy.Value, Source: sy.Source})
+			}
 			return c, nil
 		}
 	}
-	return kadm.Config{}, fmt.Errorf("describe %s: no %s", name, key)
+	return kadm.Config{}, fmt.Errorf("describe %s on %d: no %s", name, n.id, key)
 }
 
-func brokerID(name string) []int32 {
-	if name == "" {
-		return nil
-	}
-	return []int32{int32(name[0] - '0')}
-}
-
-// waitConfig polls (up to 20 s) until key of the resource has value want.
-func waitConfig(t *testing.T, ctx context.Context, adm *kadm.Client, typ kmsg.ConfigResourceType, name, key, want string) kadm.Config {
+// waitConfig polls (up to 20 s) until key of the resource has value want on n.
+func waitConfig(t *testing.T, ctx context.Context, n node, typ kmsg.ConfigResourceType, name, key, want string) kadm.Config {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		c, err := tryConfigOf(ctx, adm, typ, name, key)
+		c, err := tryConfigOf(ctx, n, typ, name, key)
 		if err == nil && c.Value != nil && *c.Value == want {
 			return c
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s %q: %s is %v (%v), want %s", typ, name, key, c.Value, err, want)
+			t.Fatalf("%s %q on %d: %s is %v (%v), want %s", typ, name, n.id, key, c.Value, err, want)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -100,13 +103,14 @@ func sources(c kadm.Config) string {
 func TestDynamicBrokerConfigs(t *testing.T) {
 	cl := kafkaenv.StartCluster(t, 2, kafkaenv.Configure(func(c *broker.Config) { c.SSL.TruststorePassword = "changeit" }))
 	ctx := ctxT(t)
-	adm1, adm2 := brokerAdmin(t, cl.Broker(1)), brokerAdmin(t, cl.Broker(2))
+	n1, n2 := nodeOf(t, cl.Broker(1), 1), nodeOf(t, cl.Broker(2), 2)
+	adm1, adm2 := n1.adm, n2.adm
 	if r, err := adm1.CreateTopic(ctx, 1, 2, nil, "dyn"); err != nil || r.Err != nil {
 		t.Fatalf("create: %v %v", err, r.Err)
 	}
 	topic := kmsg.ConfigResourceTypeTopic
 	brokerT := kmsg.ConfigResourceTypeBroker
-	waitConfig(t, ctx, adm2, topic, "dyn", "retention.ms", "604800000")
+	waitConfig(t, ctx, n2, topic, "dyn", "retention.ms", "604800000")
 
 	// validate_only changes nothing.
 	if rs, err := adm1.ValidateAlterBrokerConfigs(ctx, []kadm.AlterConfig{{Name: "log.retention.ms", Value: kadm.StringPtr("3600000")}}); err != nil || rs[0].Err != nil {
@@ -116,19 +120,23 @@ func TestDynamicBrokerConfigs(t *testing.T) {
 		t.Fatal("validate_only wrote /config/brokers/<default>")
 	}
 
-	// The cluster default, through broker 1, reaches broker 2.
-	rs, err := adm1.AlterBrokerConfigs(ctx, []kadm.AlterConfig{
-		{Name: "log.retention.ms", Value: kadm.StringPtr("3600000")},
-		{Name: "message.max.bytes", Value: kadm.StringPtr("2000")},
-	})
-	if err != nil || rs[0].Err != nil {
-		t.Fatalf("alter default: %v %+v", err, rs)
+	// The cluster default, sent to broker 1, reaches broker 2.
+	if code, msg := incAlter(t, ctx, n1.cl, 1, brokerT, "", false,
+		op(kmsg.IncrementalAlterConfigOpSet, "log.retention.ms", kadm.StringPtr("3600000")),
+		op(kmsg.IncrementalAlterConfigOpSet, "message.max.bytes", kadm.StringPtr("2000"))); code != 0 {
+		t.Fatalf("alter default on broker 1: %d %s", code, msg)
 	}
-	c := waitConfig(t, ctx, adm2, topic, "dyn", "retention.ms", "3600000")
+	waitConfig(t, ctx, n1, topic, "dyn", "retention.ms", "3600000")
+	c := waitConfig(t, ctx, n2, topic, "dyn", "retention.ms", "3600000")
 	if c.Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig || sources(c) != "log.retention.ms=3600000:DYNAMIC_DEFAULT_BROKER_CONFIG log.retention.ms=604800000:DEFAULT_CONFIG" {
 		t.Fatalf("retention.ms on broker 2: %v %s", c.Source, sources(c))
 	}
-	waitConfig(t, ctx, adm2, topic, "dyn", "max.message.bytes", "2000")
+	waitConfig(t, ctx, n2, topic, "dyn", "max.message.bytes", "2000")
+	// The default resource lists only what was set at the default.
+	if rcs, err := adm2.DescribeBrokerConfigs(ctx); err != nil || len(rcs) != 1 || len(rcs[0].Configs) != 2 ||
+		rcs[0].Configs[0].Key != "log.retention.ms" || rcs[0].Configs[0].Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig {
+		t.Fatalf("describe the default: %v %+v", err, rcs)
+	}
 	prod, err := kgo.NewClient(kgo.SeedBrokers(cl.Seeds()...), kgo.ProducerBatchMaxBytes(1<<20), kgo.RecordRetries(0), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	if err != nil {
 		t.Fatal(err)
@@ -143,25 +151,25 @@ func TestDynamicBrokerConfigs(t *testing.T) {
 	if rs, err := adm2.AlterBrokerConfigsState(ctx, []kadm.AlterConfig{{Name: "log.retention.ms", Value: kadm.StringPtr("7200000")}}, 2); err != nil || rs[0].Err != nil {
 		t.Fatalf("alter broker 2: %v %+v", err, rs)
 	}
-	c = waitConfig(t, ctx, adm2, brokerT, "2", "log.retention.ms", "7200000")
+	c = waitConfig(t, ctx, n2, brokerT, "2", "log.retention.ms", "7200000")
 	if c.Source != kmsg.ConfigSourceDynamicBrokerConfig || !strings.HasPrefix(sources(c), "log.retention.ms=7200000:DYNAMIC_BROKER_CONFIG log.retention.ms=3600000:DYNAMIC_DEFAULT_BROKER_CONFIG") {
 		t.Fatalf("broker 2 log.retention.ms: %v %s", c.Source, sources(c))
 	}
-	waitConfig(t, ctx, adm2, topic, "dyn", "retention.ms", "7200000")
-	if c := configOf(t, ctx, adm1, topic, "dyn", "retention.ms"); *c.Value != "3600000" {
+	waitConfig(t, ctx, n2, topic, "dyn", "retention.ms", "7200000")
+	if c := configOf(t, ctx, n1, topic, "dyn", "retention.ms"); *c.Value != "3600000" {
 		t.Fatalf("broker 1 took broker 2's value: %s", *c.Value)
 	}
 	// A topic override beats both.
 	if rs, err := adm2.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "retention.ms", Value: kadm.StringPtr("1000")}}, "dyn"); err != nil || rs[0].Err != nil {
 		t.Fatalf("alter topic: %v %+v", err, rs)
 	}
-	c = waitConfig(t, ctx, adm2, topic, "dyn", "retention.ms", "1000")
+	c = waitConfig(t, ctx, n2, topic, "dyn", "retention.ms", "1000")
 	if c.Source != kmsg.ConfigSourceDynamicTopicConfig || !strings.HasPrefix(sources(c), "retention.ms=1000:DYNAMIC_TOPIC_CONFIG log.retention.ms=7200000:DYNAMIC_BROKER_CONFIG") {
 		t.Fatalf("topic override: %v %s", c.Source, sources(c))
 	}
 
 	// Static keys are read-only and refused with Kafka's message.
-	rs, err = adm1.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Name: "num.partitions", Value: kadm.StringPtr("3")}, {Name: "log.dirs", Value: kadm.StringPtr("/x")}}, 1)
+	rs, err := adm1.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Name: "num.partitions", Value: kadm.StringPtr("3")}, {Name: "log.dirs", Value: kadm.StringPtr("/x")}}, 1)
 	if err != nil || rs[0].Err != kerr.InvalidRequest || rs[0].ErrMessage != "Invalid config value for resource ConfigResource(type=BROKER, name='1'): Cannot update these configs dynamically: Set(log.dirs, num.partitions)" {
 		t.Fatalf("non-dynamic keys: %v %+v", err, rs)
 	}
@@ -170,7 +178,7 @@ func TestDynamicBrokerConfigs(t *testing.T) {
 	}
 
 	// A password is sensitive: no value.
-	if c := configOf(t, ctx, adm1, brokerT, "1", "ssl.truststore.password"); !c.Sensitive || c.Value != nil || c.Source != kmsg.ConfigSourceStaticBrokerConfig {
+	if c := configOf(t, ctx, n1, brokerT, "1", "ssl.truststore.password"); !c.Sensitive || c.Value != nil || c.Source != kmsg.ConfigSourceStaticBrokerConfig {
 		t.Fatalf("ssl.truststore.password: %+v", c)
 	}
 
@@ -201,7 +209,7 @@ func TestDynamicBrokerConfigs(t *testing.T) {
 	if rs, err := adm1.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Op: kadm.DeleteConfig, Name: "message.max.bytes"}}); err != nil || rs[0].Err != nil {
 		t.Fatalf("delete default: %v %+v", err, rs)
 	}
-	c = waitConfig(t, ctx, adm2, brokerT, "2", "message.max.bytes", "1048588")
+	c = waitConfig(t, ctx, n2, brokerT, "2", "message.max.bytes", "1048588")
 	if c.Source != kmsg.ConfigSourceDefaultConfig {
 		t.Fatalf("message.max.bytes after delete: %v", c.Source)
 	}
