@@ -213,4 +213,23 @@ func TestDynamicBrokerConfigs(t *testing.T) {
 	if c.Source != kmsg.ConfigSourceDefaultConfig {
 		t.Fatalf("message.max.bytes after delete: %v", c.Source)
 	}
+
+	// A restarted broker reads its dynamic configs at start, not from the
+	// notifications (deleted here, as the 15-minute purge does).
+	cl.Broker(2).Stop()
+	notes, _, err = zc.Children(cl.Broker(1).Path("/config/changes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range notes {
+		if err := zc.Delete(cl.Broker(1).Path("/config/changes/"+n), -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl.Broker(2).Start()
+	n2 = nodeOf(t, cl.Broker(2), 2)
+	c = waitConfig(t, ctx, n2, brokerT, "2", "log.retention.ms", "7200000")
+	if c.Source != kmsg.ConfigSourceDynamicBrokerConfig {
+		t.Fatalf("after restart: %v %s", c.Source, sources(c))
+	}
 }
