@@ -233,3 +233,56 @@ func TestDynamicBrokerConfigs(t *testing.T) {
 		t.Fatalf("after restart: %v %s", c.Source, sources(c))
 	}
 }
+
+// TestDynamicRetentionDefault: a cluster default log.segment.bytes and
+// log.retention.ms, set on broker 1, make the leader of a topic without
+// overrides roll small segments and delete the old ones.
+func TestDynamicRetentionDefault(t *testing.T) {
+	cl := kafkaenv.StartCluster(t, 2, kafkaenv.Configure(func(c *broker.Config) { c.LogRetentionCheck = 50 * time.Millisecond }))
+	ctx := ctxT(t)
+	n1 := nodeOf(t, cl.Broker(1), 1)
+	if r, err := n1.adm.CreateTopic(ctx, 1, 2, nil, "ret"); err != nil || r.Err != nil {
+		t.Fatalf("create: %v %v", err, r.Err)
+	}
+	if code, msg := incAlter(t, ctx, n1.cl, 1, kmsg.ConfigResourceTypeBroker, "", false,
+		op(kmsg.IncrementalAlterConfigOpSet, "log.segment.bytes", kadm.StringPtr("1024"))); code != 0 {
+		t.Fatalf("alter default: %d %s", code, msg)
+	}
+	n2 := nodeOf(t, cl.Broker(2), 2)
+	waitConfig(t, ctx, n1, kmsg.ConfigResourceTypeTopic, "ret", "segment.bytes", "1024")
+	waitConfig(t, ctx, n2, kmsg.ConfigResourceTypeTopic, "ret", "segment.bytes", "1024")
+	prod, err := kgo.NewClient(kgo.SeedBrokers(cl.Seeds()...), kgo.ProducerLinger(0), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	for i := 0; i < 20; i++ {
+		if err := prod.ProduceSync(ctx, &kgo.Record{Topic: "ret", Value: make([]byte, 400)}).FirstErr(); err != nil {
+			t.Fatalf("produce %d: %v", i, err)
+		}
+	}
+	start := func() int64 {
+		lo, err := n1.adm.ListStartOffsets(ctx, "ret")
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, _ := lo.Lookup("ret", 0)
+		return o.Offset
+	}
+	// Kafka's default retention (7 days) keeps everything.
+	time.Sleep(200 * time.Millisecond)
+	if s := start(); s != 0 {
+		t.Fatalf("start offset %d before the retention change", s)
+	}
+	if code, msg := incAlter(t, ctx, n1.cl, 1, kmsg.ConfigResourceTypeBroker, "", false,
+		op(kmsg.IncrementalAlterConfigOpSet, "log.retention.ms", kadm.StringPtr("1"))); code != 0 {
+		t.Fatalf("alter retention: %d %s", code, msg)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for start() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("retention never deleted a segment under log.retention.ms=1")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
