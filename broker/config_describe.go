@@ -123,7 +123,7 @@ func describeBrokerConfig(c *Config) []configEntry {
 	}
 	for i := range topicConfigDefs {
 		d := &topicConfigDefs[i]
-		out = append(out, entryOf(d.brokerKey, brokerChain(c, d), false))
+		out = append(out, entryOf(d.brokerKey, brokerChain(c, d), dynamicTopicDefault(d.brokerKey) == nil))
 	}
 	for _, k := range []string{"follower.replication.throttled.rate", "leader.replication.throttled.rate"} {
 		chain := []configSynonym{{k, strconv.FormatInt(1<<63-1, 10), sourceDefaultConfig}}

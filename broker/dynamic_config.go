@@ -27,8 +27,9 @@ import (
 //
 // The keys accepted are the broker defaults of topic configs
 // (topicConfigDefs' brokerKey: log.retention.ms, log.segment.bytes,
-// log.cleanup.policy, min.insync.replicas, ...), which a topic without an
-// override takes at once (every open topic's config is recomputed), and
+// log.cleanup.policy, min.insync.replicas, ...; not
+// unclean.leader.election.enable), which a topic without an override
+// takes at once (every open topic's config is recomputed), and
 // leader.replication.throttled.rate / follower.replication.throttled.rate,
 // which are validated and stored but not applied (zkafka has no
 // replication quotas). Any other key is refused as Kafka refuses a key
@@ -63,8 +64,14 @@ func (d *dynamicConfigs) lookup(key string) (string, int8, bool) {
 	return "", 0, false
 }
 
-// dynamicTopicDefault is the topic config whose default broker key k is.
+// dynamicTopicDefault is the topic config whose default broker key k is,
+// if the default may change at run time: all but
+// unclean.leader.election.enable, which the controller reads once at
+// start (Kafka allows it dynamically).
 func dynamicTopicDefault(k string) *topicConfigDef {
+	if k == "unclean.leader.election.enable" {
+		return nil
+	}
 	for i := range topicConfigDefs {
 		if topicConfigDefs[i].brokerKey == k {
 			return &topicConfigDefs[i]

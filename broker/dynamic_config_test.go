@@ -18,6 +18,8 @@ func TestCheckBrokerConfigs(t *testing.T) {
 		{map[string]string{"log.segment.bytes": "10"}, kproto.CodeInvalidRequest,
 			"Invalid config value for resource ConfigResource(type=BROKER, name='1'): Invalid value 10 for configuration log.segment.bytes: 10 is outside [14, 2147483647]"},
 		{map[string]string{"follower.replication.throttled.rate": "-1"}, kproto.CodeInvalidRequest, ""},
+		{map[string]string{"unclean.leader.election.enable": "true"}, kproto.CodeInvalidRequest,
+			"Invalid config value for resource ConfigResource(type=BROKER, name='1'): Cannot update these configs dynamically: Set(unclean.leader.election.enable)"},
 	} {
 		code, msg := codeOf(checkBrokerConfigs("1", tc.cfg))
 		if code != tc.code || (tc.msg != "" && (msg == nil || *msg != tc.msg)) {

@@ -285,4 +285,20 @@ func TestDynamicRetentionDefault(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+
+	// A default min.insync.replicas above the ISR refuses acks=all.
+	if code, msg := incAlter(t, ctx, n1.cl, 1, kmsg.ConfigResourceTypeBroker, "", false,
+		op(kmsg.IncrementalAlterConfigOpSet, "min.insync.replicas", kadm.StringPtr("3"))); code != 0 {
+		t.Fatalf("alter min.insync.replicas: %d %s", code, msg)
+	}
+	waitConfig(t, ctx, n2, kmsg.ConfigResourceTypeTopic, "ret", "min.insync.replicas", "3")
+	waitConfig(t, ctx, n1, kmsg.ConfigResourceTypeTopic, "ret", "min.insync.replicas", "3")
+	strict, err := kgo.NewClient(kgo.SeedBrokers(cl.Seeds()...), kgo.RecordRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer strict.Close()
+	if err := strict.ProduceSync(ctx, &kgo.Record{Topic: "ret", Value: []byte("x")}).FirstErr(); !errors.Is(err, kerr.NotEnoughReplicas) {
+		t.Fatalf("acks=all under min.insync.replicas=3 with 2 replicas: %v", err)
+	}
 }
