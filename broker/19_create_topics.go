@@ -109,7 +109,7 @@ func fillCreatedTopic(b *Broker, st *kmsg.CreateTopicsResponseTopic, t *topic, s
 			st.ReplicationFactor = b.cfg.DefaultReplicationFactor
 		}
 	}
-	for _, e := range describeTopicConfig(&b.cfg, spec.configs) {
+	for _, e := range describeTopicConfig(b.topicDefaults(), spec.configs) {
 		cfg := kmsg.NewCreateTopicsResponseTopicConfig()
 		cfg.Name, cfg.Source = e.name, e.source
 		v := e.value

@@ -12,12 +12,15 @@ import (
 //
 // Topics (resource type 2): every topic config zkafka knows
 // (topicconfig.go), overrides from /config/topics/{t} with source
-// DYNAMIC_TOPIC_CONFIG, the rest with their broker-derived defaults and
-// source DEFAULT_CONFIG (is_default in v0). Brokers (type 4): this
-// broker's static settings (STATIC_BROKER_CONFIG); another broker id gets
-// INVALID_REQUEST, as a broker only describes itself in ZooKeeper mode.
-// Synonyms (v1+) and documentation (v3+) are left empty; config types
-// (v3+) are given for the keys zkafka knows. Other resource types:
+// DYNAMIC_TOPIC_CONFIG, the rest with the source of their broker default
+// (config_describe.go; is_default in v0). Brokers (type 4): this
+// broker's static settings (read-only) and its dynamic keys with their
+// sources; another broker id gets INVALID_REQUEST, as a broker only
+// describes itself in ZooKeeper mode; the cluster default ("") lists only
+// the dynamic default configs. Synonyms (v1+, include_synonyms)
+// list each value's chain of sources; a password (ssl.*.password) is
+// sensitive and its value null. Documentation (v3+) is left empty; config
+// types (v3+) are given for the keys zkafka knows. Other resource types:
 // INVALID_REQUEST.
 
 func init() { regKey(kproto.KeyDescribeConfigs, 0, 4, kmsgHandler(handleDescribeConfigs)) }
@@ -41,14 +44,18 @@ func handleDescribeConfigs(c *conn, req *kmsg.DescribeConfigsRequest) (kmsg.Resp
 				rr.ErrorCode = int16(kproto.CodeUnknownTopicOrPartition)
 				break
 			}
-			entries = describeTopicConfig(&c.b.cfg, t.overrides)
+			entries = describeTopicConfig(c.b.topicDefaults(), t.overrides)
 		case kmsg.ConfigResourceTypeBroker:
 			if r.ResourceName != "" && r.ResourceName != strconv.Itoa(int(c.b.cfg.BrokerID)) {
 				msg := "Unexpected broker id, expected " + strconv.Itoa(int(c.b.cfg.BrokerID))
 				rr.ErrorCode, rr.ErrorMessage = int16(kproto.CodeInvalidRequest), &msg
 				break
 			}
-			entries = describeBrokerConfig(&c.b.cfg)
+			if r.ResourceName == "" {
+				entries = describeDefaultBrokerConfig(c.b.topicDefaults())
+				break
+			}
+			entries = describeBrokerConfig(c.b.topicDefaults())
 		default:
 			msg := "unsupported resource type"
 			rr.ErrorCode, rr.ErrorMessage = int16(kproto.CodeInvalidRequest), &msg
@@ -58,6 +65,20 @@ func handleDescribeConfigs(c *conn, req *kmsg.DescribeConfigsRequest) (kmsg.Resp
 			v := e.value
 			rc.Name, rc.Value, rc.Source, rc.IsDefault = e.name, &v, kmsg.ConfigSource(e.source), e.isDefault
 			rc.ConfigType = configType(e.name)
+			rc.ReadOnly = e.readOnly
+			if e.sensitive {
+				rc.Value, rc.IsSensitive = nil, true
+			}
+			if req.IncludeSynonyms {
+				for _, sy := range e.synonyms {
+					rs := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+					rs.Name, rs.Value, rs.Source = sy.name, &sy.value, kmsg.ConfigSource(sy.source)
+					if rc.IsSensitive {
+						rs.Value = nil
+					}
+					rc.ConfigSynonyms = append(rc.ConfigSynonyms, rs)
+				}
+			}
 			rr.Configs = append(rr.Configs, rc)
 		}
 		resp.Resources = append(resp.Resources, rr)

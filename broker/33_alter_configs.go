@@ -13,8 +13,9 @@ import (
 // not given goes back to its default). Validated by the topic-config
 // rules, stored in /config/topics/{t} and announced in /config/changes
 // (topicconfig_alter.go); validate_only checks without writing. Brokers:
-// zkafka has no dynamic broker configs, so any key is refused as Kafka
-// refuses a non-dynamic one. Other resource types: INVALID_REQUEST.
+// likewise the whole set of a broker's (or, for "", the cluster
+// default's) dynamic configs, only keys that are dynamic
+// (dynamic_config.go). Other resource types: INVALID_REQUEST.
 
 func init() { regKey(kproto.KeyAlterConfigs, 0, 2, kmsgHandler(handleAlterConfigs)) }
 
@@ -47,11 +48,15 @@ func (b *Broker) alterConfigs(r *kmsg.AlterConfigsRequestResource, validateOnly 
 			return nil
 		})
 	case kmsg.ConfigResourceTypeBroker:
-		keys := make([]string, 0, len(r.Configs))
-		for _, e := range r.Configs {
-			keys = append(keys, e.Name)
-		}
-		return b.alterBrokerConfigs(r.ResourceName, keys)
+		return b.alterBrokerConfigs(r.ResourceName, validateOnly, func(cur map[string]string) error {
+			clear(cur)
+			for _, e := range r.Configs {
+				if e.Value != nil {
+					cur[e.Name] = *e.Value
+				}
+			}
+			return nil
+		})
 	}
 	return adminErr(kproto.CodeInvalidRequest, "AlterConfigs is only supported for topics and brokers, but resource type is %s", r.ResourceType)
 }

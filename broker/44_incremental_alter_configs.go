@@ -16,7 +16,9 @@ import (
 // anything but DELETE, is INVALID_REQUEST, as in Kafka. The result is
 // validated, stored and announced as for AlterConfigs
 // (topicconfig_alter.go); validate_only checks without writing. Brokers:
-// as in 33_alter_configs.go.
+// SET and DELETE edit a dynamic broker config (dynamic_config.go); no
+// dynamic broker key is list-typed here, so APPEND and SUBTRACT are
+// INVALID_REQUEST.
 
 func init() {
 	regKey(kproto.KeyIncrementalAlterConfigs, 0, 1, kmsgHandler(handleIncrementalAlterConfigs))
@@ -48,11 +50,9 @@ func (b *Broker) incrementalAlterConfigs(r *kmsg.IncrementalAlterConfigsRequestR
 			return applyIncremental(cur, r.Configs)
 		})
 	case kmsg.ConfigResourceTypeBroker:
-		keys := make([]string, 0, len(r.Configs))
-		for _, e := range r.Configs {
-			keys = append(keys, e.Name)
-		}
-		return b.alterBrokerConfigs(r.ResourceName, keys)
+		return b.alterBrokerConfigs(r.ResourceName, validateOnly, func(cur map[string]string) error {
+			return applyIncrementalBroker(cur, r.Configs)
+		})
 	}
 	return adminErr(kproto.CodeInvalidRequest, "IncrementalAlterConfigs is only supported for topics and brokers, but resource type is %s", r.ResourceType)
 }

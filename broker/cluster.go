@@ -243,7 +243,7 @@ func (b *Broker) readTopic(name string) (*topic, error) {
 			t.overrides = z.Config
 		}
 	}
-	t.cfg = effectiveConfig(&b.cfg, t.overrides)
+	t.cfg = effectiveConfig(b.topicDefaults(), t.overrides)
 	return t, nil
 }
 

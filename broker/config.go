@@ -100,6 +100,9 @@ type Config struct {
 	// server.properties that Config has no field for (min.insync.replicas,
 	// ...), by topic config name; see topicconfig.go.
 	topicDefaults map[string]string
+	// dyn are the dynamic broker configs (dynamic_config.go), set only in
+	// the copy Broker.topicDefaults makes.
+	dyn *dynamicConfigs
 }
 
 // DefaultConfig is the configuration of `zkafka run`: broker 0 on

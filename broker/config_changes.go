@@ -15,8 +15,9 @@ import (
 // znode and a persistent sequential /config/changes/config_change_N
 // naming the entity; every broker watches /config/changes, handles the
 // notifications newer than the last it handled by reloading the named
-// topic (reloadTopic: the open partitions take the new config) or user
-// (its SCRAM credentials, scram_store.go), and
+// topic (reloadTopic: the open partitions take the new config), user
+// (its SCRAM credentials, scram_store.go) or broker (this one's or the
+// default's dynamic configs, dynamic_config.go), and
 // deletes the ones older than configChangeExpiry. At start it handles
 // every one still there, as Kafka does.
 
@@ -71,6 +72,9 @@ func (b *Broker) handleConfigChanges(names []string, last int64) int64 {
 			continue
 		}
 		last = n.seq
+		if b.changedBroker(data) {
+			b.reloadDynamicConfigs()
+		}
 		if user, ok := changedUser(data); ok {
 			b.scram.reload(user)
 		}

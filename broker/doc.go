@@ -212,7 +212,9 @@
 // /cluster/id, /brokers/ids/{id} (ephemeral, version 5),
 // /brokers/topics/{t} (version 3, topic_id; adding_replicas and
 // removing_replicas during a reassignment), /brokers/topics/{t}/partitions/{p}/state,
-// /config/topics/{t}, /config/users/{user} (SCRAM credentials), /config/changes,
+// /config/topics/{t}, /config/users/{user} (SCRAM credentials),
+// /config/brokers/{id} and /config/brokers/<default> (dynamic broker
+// configs), /config/changes,
 // /admin/delete_topics/{t}, /admin/preferred_replica_election,
 // /admin/reassign_partitions, /controller (ephemeral),
 // /controller_epoch, /latest_producer_id_block, and Kafka's other
@@ -243,6 +245,7 @@
 //
 // fetching from followers (KIP-392), transactions, message format
 // down-conversion (magic 0/1 produce gets UNSUPPORTED_FOR_MESSAGE_FORMAT),
-// dynamic broker configs (AlterConfigs of a BROKER resource is refused),
-// quotas, SASL GSSAPI and OAUTHBEARER, delegation tokens.
+// dynamic broker configs other than the topic-default log.* keys and the
+// replication throttle rates (dynamic_config.go; the rates are stored, not
+// applied), quotas, SASL GSSAPI and OAUTHBEARER, delegation tokens.
 package broker

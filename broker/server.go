@@ -36,6 +36,8 @@ type Broker struct {
 	// cluster is the broker's view of ZooKeeper: topics (with the
 	// partitions open here), brokers, controller.
 	cluster cluster
+	// dyn are the dynamic broker configs (dynamic_config.go).
+	dyn atomic.Pointer[dynamicConfigs]
 	// meta is what the controller's UpdateMetadata requests said
 	// (metadata_cache.go); Metadata answers from it.
 	meta metadataCache
@@ -153,6 +155,7 @@ func New(cfg Config, log *slog.Logger) (*Broker, error) {
 		return nil, err
 	}
 	b.zk = zkc
+	b.loadDynamicConfigs()
 	if err := b.bootstrap(); err != nil {
 		zkc.Close()
 		b.closePartitions()

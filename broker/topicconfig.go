@@ -3,7 +3,6 @@ package broker
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -215,7 +214,7 @@ func effectiveConfig(c *Config, overrides map[string]string) *topicConfig {
 		if v, ok := overrides[name]; ok {
 			return v
 		}
-		return findTopicConfigDef(name).brokerDflt(c)
+		return findTopicConfigDef(name).dflt(c)
 	}
 	num := func(name string) int64 {
 		n, _ := strconv.ParseInt(get(name), 10, 64)
@@ -261,57 +260,6 @@ func (tc *topicConfig) segmentOptions() segment.Options {
 		o.RetentionBytes = tc.retentionBytes
 	}
 	return o
-}
-
-// configEntry is one row of DescribeConfigs.
-type configEntry struct {
-	name, value string
-	isDefault   bool
-	source      int8 // kmsg ConfigSource values
-}
-
-// Config sources, as in DescribeConfigs v1+.
-const (
-	sourceTopic         int8 = 1 // DYNAMIC_TOPIC_CONFIG
-	sourceStaticBroker  int8 = 4 // STATIC_BROKER_CONFIG
-	sourceDefaultConfig int8 = 5 // DEFAULT_CONFIG
-)
-
-// describeTopicConfig lists every known topic config with its value and
-// source, sorted by name.
-func describeTopicConfig(c *Config, overrides map[string]string) []configEntry {
-	out := make([]configEntry, 0, len(topicConfigDefs))
-	for _, d := range topicConfigDefs {
-		if v, ok := overrides[d.name]; ok {
-			out = append(out, configEntry{d.name, v, false, sourceTopic})
-			continue
-		}
-		out = append(out, configEntry{d.name, d.brokerDflt(c), true, sourceDefaultConfig})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
-	return out
-}
-
-// describeBrokerConfig lists the broker's own settings.
-func describeBrokerConfig(c *Config) []configEntry {
-	s := func(name, v string) configEntry { return configEntry{name, v, false, sourceStaticBroker} }
-	out := []configEntry{
-		s("broker.id", strconv.Itoa(int(c.BrokerID))),
-		s("zookeeper.connect", c.ZooKeeperConnect),
-		s("num.partitions", strconv.Itoa(int(c.NumPartitions))),
-		s("default.replication.factor", strconv.Itoa(int(c.DefaultReplicationFactor))),
-		s("auto.create.topics.enable", strconv.FormatBool(c.AutoCreateTopics)),
-		s("delete.topic.enable", strconv.FormatBool(c.DeleteTopicEnable)),
-		s("log.dirs", joinComma(c.LogDirs)),
-		s("listeners", joinComma(c.Listeners)),
-		s("socket.request.max.bytes", strconv.Itoa(int(c.SocketRequestMaxBytes))),
-		s("log.retention.check.interval.ms", durMs(c.LogRetentionCheck)),
-	}
-	for _, d := range topicConfigDefs {
-		out = append(out, s(d.brokerKey, d.brokerDflt(c)))
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
-	return out
 }
 
 func joinComma(a []string) string {

@@ -178,23 +178,6 @@ func applyIncremental(overrides map[string]string, ops []kmsg.IncrementalAlterCo
 // isListConfig reports whether a topic config is of Kafka's LIST type.
 func isListConfig(name string) bool { return name == "cleanup.policy" }
 
-// alterBrokerConfigs answers an alter of a BROKER resource. zkafka has no
-// dynamic broker configs: every key is one Kafka's DynamicBrokerConfig
-// would refuse as "Cannot update these configs dynamically", which is
-// what is answered; an empty alter succeeds, another broker's id is
-// INVALID_REQUEST, as in Kafka.
-func (b *Broker) alterBrokerConfigs(name string, keys []string) error {
-	if name != "" && name != fmt.Sprint(b.cfg.BrokerID) {
-		return adminErr(kproto.CodeInvalidRequest, "Unexpected broker id, expected %d, but received %s", b.cfg.BrokerID, name)
-	}
-	if len(keys) == 0 {
-		return nil
-	}
-	sort.Strings(keys)
-	return adminErr(kproto.CodeInvalidConfig, "Invalid config value for resource %s: Cannot update these configs dynamically: Set(%s)",
-		resourceDesc(kmsg.ConfigResourceTypeBroker, name), strings.Join(keys, ", "))
-}
-
 // setConfig gives an open partition a topic's new config (a reload after
 // an alter): appends, the cleaner and retention read it from p.cfg, the
 // log takes its new size, age and retention limits.

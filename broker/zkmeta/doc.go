@@ -16,6 +16,7 @@
 //	/brokers/topics/{t}/partitions/{p}/state  PartitionStateZNode (version 1; zkVersion is the CAS token)
 //	/config/topics/{t}                        ConfigZNode (version 1, config overrides)
 //	/config/users/{user}                      ConfigZNode (version 1, SCRAM credentials by mechanism)
+//	/config/brokers/{id}, /config/brokers/<default>  ConfigZNode (version 1, dynamic broker configs)
 //	/config/changes/config_change_N           ConfigChangeZNode (persistent sequential, a config changed)
 //	/admin/delete_topics/{t}                  marker, carried out by the controller
 //	/controller                ephemeral      ControllerZNode (version 2, brokerid)

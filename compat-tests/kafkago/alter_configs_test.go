@@ -108,7 +108,7 @@ func TestIncrementalAlterConfigs(t *testing.T) {
 	if code, msg := incAlter(t, ctx, cl, 0, kmsg.ConfigResourceTypeTopic, "missing", false, op(kmsg.IncrementalAlterConfigOpSet, "retention.ms", kadm.StringPtr("1"))); code != kerr.UnknownTopicOrPartition.Code || msg != "The topic 'missing' does not exist." {
 		t.Errorf("unknown topic: %d %q", code, msg)
 	}
-	if code, msg := incAlter(t, ctx, cl, 0, kmsg.ConfigResourceTypeBroker, "0", false, op(kmsg.IncrementalAlterConfigOpSet, "log.retention.ms", kadm.StringPtr("1"))); code != kerr.InvalidConfig.Code || !strings.Contains(msg, "Cannot update these configs dynamically") {
+	if code, msg := incAlter(t, ctx, cl, 0, kmsg.ConfigResourceTypeBroker, "0", false, op(kmsg.IncrementalAlterConfigOpSet, "log.dirs", kadm.StringPtr("/x"))); code != kerr.InvalidRequest.Code || !strings.Contains(msg, "Cannot update these configs dynamically") {
 		t.Errorf("broker config: %d %q", code, msg)
 	}
 	if code, _ := incAlter(t, ctx, cl, 0, kmsg.ConfigResourceTypeTopic, "inc", true, op(kmsg.IncrementalAlterConfigOpSet, "retention.ms", kadm.StringPtr("99"))); code != 0 {
