@@ -99,16 +99,26 @@ func TestConfluentKafkaSASL(t *testing.T) {
 // over SASL_PLAINTEXT with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512; a wrong
 // password is refused.
 func TestKafkaPythonSASL(t *testing.T) {
-	e := saslBroker(t, nil)
+	p := keystoretest.NewBrokerFiles(t)
+	e := saslBroker(t, p)
 	addSCRAM(t, e, "kp256", "kp256-pw", "SCRAM-SHA-256")
 	addSCRAM(t, e, "kp512", "kp512-pw", "SCRAM-SHA-512")
-	for _, tc := range []struct{ mech, user, pass string }{
-		{"PLAIN", "alice", "alice-secret"}, {"SCRAM-SHA-256", "kp256", "kp256-pw"}, {"SCRAM-SHA-512", "kp512", "kp512-pw"},
-		{"SCRAM-SHA-256", "kp256", "bad"}, {"PLAIN", "alice", "bad"},
+	for _, tc := range []struct {
+		mech, user, pass string
+		ssl              bool
+	}{
+		{"PLAIN", "alice", "alice-secret", false}, {"SCRAM-SHA-256", "kp256", "kp256-pw", false}, {"SCRAM-SHA-512", "kp512", "kp512-pw", false},
+		{"SCRAM-SHA-256", "kp256", "bad", false}, {"PLAIN", "alice", "bad", false},
+		{"SCRAM-SHA-512", "kp512", "kp512-pw", true}, {"PLAIN", "alice", "alice-secret", true},
 	} {
-		t.Run(tc.mech+"-"+tc.pass, func(t *testing.T) {
-			out := run(t, "", "/usr/bin/python3", "testdata/kafka_python_sasl.py", saslAddr(e), tc.mech, tc.user, tc.pass,
-				strings.ToLower("kp-"+tc.mech), "50")
+		name, args := tc.mech+"-"+tc.pass, []string{"testdata/kafka_python_sasl.py", saslAddr(e), tc.mech, tc.user, tc.pass,
+			strings.ToLower("kp-" + tc.mech), "50"}
+		if tc.ssl {
+			name, args = "SASL_SSL-"+name, append(args, p.CAPEM)
+			args[1], args[5] = saslSSLAddr(e), args[5]+"-ssl"
+		}
+		t.Run(name, func(t *testing.T) {
+			out := run(t, "", "/usr/bin/python3", args...)
 			want := "ok 50"
 			if tc.pass == "bad" {
 				want = "refused"
