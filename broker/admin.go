@@ -271,8 +271,14 @@ func (b *Broker) deleteTopic(name string, timeout time.Duration) error {
 	}
 }
 
-// createPartitions grows a topic to count partitions.
+// createPartitions grows a topic to count partitions. Only the controller
+// does (its loop writes the new partitions' states; no broker watches a
+// topic znode's data): elsewhere it is NOT_CONTROLLER, as Kafka's
+// ZooKeeper-mode KafkaApis answers, and clients retry at the controller.
 func (b *Broker) createPartitions(name string, count int32, assignment [][]int32, validateOnly bool) error {
+	if active, _, _ := b.ctrl.get(); !active {
+		return adminErr(kproto.CodeNotController, "This is not the correct controller for this cluster.")
+	}
 	t := b.cluster.topic(name)
 	if t == nil {
 		return adminErr(kproto.CodeUnknownTopicOrPartition, "The topic '%s' does not exist.", name)

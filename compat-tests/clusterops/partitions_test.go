@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
 )
 
@@ -99,5 +100,36 @@ func TestCreatePartitionsDuringAMove(t *testing.T) {
 	}
 	if !errors.Is(err, kerr.ReassignmentInProgress) {
 		t.Fatalf("CreatePartitions during a move: %v, want REASSIGNMENT_IN_PROGRESS", err)
+	}
+}
+
+// TestCreatePartitionsOnlyOnTheController: a broker that is not the
+// controller answers CreatePartitions NOT_CONTROLLER, as Kafka's
+// ZooKeeper-mode brokers do (the controller writes the new partitions'
+// states), and the topic keeps its partitions.
+func TestCreatePartitionsOnlyOnTheController(t *testing.T) {
+	cl := kafkaenv.StartCluster(t, 2, fast(0))
+	createTopic(t, cl, "only", 2, 1)
+	c := client(t, cl)
+	md, err := kadm.NewClient(c).BrokerMetadata(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := 3 - md.Controller // brokers 1 and 2
+	req := kmsg.NewPtrCreatePartitionsRequest()
+	rt := kmsg.NewCreatePartitionsRequestTopic()
+	rt.Topic, rt.Count = "only", 4
+	req.Topics, req.TimeoutMillis = append(req.Topics, rt), 5000
+	kresp, err := c.Broker(int(other)).Request(ctxT(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := kresp.(*kmsg.CreatePartitionsResponse)
+	if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != kerr.NotController.Code {
+		t.Fatalf("CreatePartitions on broker %d (controller %d): %+v, want NOT_CONTROLLER", other, md.Controller, resp.Topics)
+	}
+	td, err := kadm.NewClient(c).ListTopics(ctxT(t), "only")
+	if err != nil || len(td["only"].Partitions) != 2 {
+		t.Fatalf("topic after the refused request: %+v %v, want 2 partitions", td["only"], err)
 	}
 }
