@@ -24,17 +24,13 @@ func TestCreatePartitionsOnACluster(t *testing.T) {
 	cl := kafkaenv.StartCluster(t, 3, fast(0))
 	createTopic(t, cl, "grow", 3, 2)
 	adm := kadm.NewClient(client(t, cl))
-	if _, err := adm.CreatePartitions(ctxT(t), 3, "grow"); err != nil {
-		t.Fatalf("CreatePartitions: %v", err)
+	if rs, err := adm.CreatePartitions(ctxT(t), 3, "grow"); err != nil || rs["grow"].Err != nil {
+		t.Fatalf("CreatePartitions: %v %v", err, rs["grow"].Err)
 	}
 	waitLed(t, cl, "grow", 6)
 	z := cl.Brokers[0].ZK()
 	waitStates(t, cl, z, "grow", 6, "both replicas in every ISR", allInISR(2))
-	td, err := adm.ListTopics(ctxT(t), "grow")
-	if err != nil {
-		t.Fatal(err)
-	}
-	parts := td["grow"].Partitions
+	parts := listPartitions(t, adm, "grow", 6)
 	start := int(parts[0].Replicas[0]) - 1 // brokers 1, 2, 3
 	for p := int32(3); p < 6; p++ {
 		if want := int32((int(p)+start)%3 + 1); parts[p].Replicas[0] != want {
@@ -111,6 +107,7 @@ func TestCreatePartitionsOnlyOnTheController(t *testing.T) {
 	cl := kafkaenv.StartCluster(t, 2, fast(0))
 	createTopic(t, cl, "only", 2, 1)
 	c := client(t, cl)
+	listPartitions(t, kadm.NewClient(c), "only", 2)
 	md, err := kadm.NewClient(c).BrokerMetadata(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
@@ -128,8 +125,24 @@ func TestCreatePartitionsOnlyOnTheController(t *testing.T) {
 	if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != kerr.NotController.Code {
 		t.Fatalf("CreatePartitions on broker %d (controller %d): %+v, want NOT_CONTROLLER", other, md.Controller, resp.Topics)
 	}
-	td, err := kadm.NewClient(c).ListTopics(ctxT(t), "only")
-	if err != nil || len(td["only"].Partitions) != 2 {
-		t.Fatalf("topic after the refused request: %+v %v, want 2 partitions", td["only"], err)
+	if s, err := readState(t, cl, cl.Brokers[0].ZK(), "only", 2); err == nil {
+		t.Fatalf("a state znode for partition 2 after the refused request: %+v", s)
+	}
+	listPartitions(t, kadm.NewClient(c), "only", 2)
+}
+
+// listPartitions waits until the metadata a broker answers (each follows
+// the controller's UpdateMetadata in its own time) has topic with n
+// partitions, and returns them.
+func listPartitions(t *testing.T, adm *kadm.Client, topic string, n int) map[int32]kadm.PartitionDetail {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		td, err := adm.ListTopics(ctxT(t), topic)
+		if err == nil && td[topic].Err == nil && len(td[topic].Partitions) == n {
+			return td[topic].Partitions
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: metadata %+v %v, want %d partitions", topic, td[topic], err, n)
+		}
 	}
 }
