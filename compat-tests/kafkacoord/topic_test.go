@@ -61,7 +61,18 @@ func TestOffsetsTopic(t *testing.T) {
 		t.Fatalf("configs: %+v %v, want cleanup.policy=compact", v, err)
 	}
 
-	// Produce: INVALID_TOPIC_EXCEPTION, as Kafka for a client.
+	// Produce: INVALID_TOPIC_EXCEPTION, as Kafka for a client — once
+	// every broker's metadata has the topic (the new client may ask any).
+	for id := int32(1); id <= 3; id++ {
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if leaders, _, ok := offsetsLeaders(t, kc, id); ok && len(leaders) == 50 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("broker %d's metadata never listed __consumer_offsets", id)
+			}
+		}
+	}
 	pc := client(t, cl, kgo.RecordRetries(0), kgo.RequestRetries(0))
 	err = pc.ProduceSync(ctx, &kgo.Record{Topic: "__consumer_offsets", Key: []byte("k"), Value: []byte("v")}).FirstErr()
 	if !errors.Is(err, kerr.InvalidTopicException) {
