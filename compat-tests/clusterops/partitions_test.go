@@ -24,8 +24,16 @@ func TestCreatePartitionsOnACluster(t *testing.T) {
 	cl := kafkaenv.StartCluster(t, 3, fast(0))
 	createTopic(t, cl, "grow", 3, 2)
 	adm := kadm.NewClient(client(t, cl))
-	if rs, err := adm.CreatePartitions(ctxT(t), 3, "grow"); err != nil || rs["grow"].Err != nil {
-		t.Fatalf("CreatePartitions: %v %v", err, rs["grow"].Err)
+	// kadm reads the partition count from the metadata first, which a
+	// broker may not have yet (it follows UpdateMetadata): retry that.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		rs, err := adm.CreatePartitions(ctxT(t), 3, "grow")
+		if err == nil && rs["grow"].Err == nil {
+			break
+		}
+		if err != nil || time.Now().After(deadline) {
+			t.Fatalf("CreatePartitions: %v %v", err, rs["grow"].Err)
+		}
 	}
 	waitLed(t, cl, "grow", 6)
 	z := cl.Brokers[0].ZK()
