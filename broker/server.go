@@ -57,6 +57,9 @@ type Broker struct {
 
 	// groups is the group coordinator (group_coordinator.go).
 	groups *coordinator
+	// txnOffsets indexes the pending offsets of transactions
+	// (txn_offsets.go).
+	txnOffsets txnOffsetIndex
 
 	// fetchSessions is the fetch session cache (fetch_session.go).
 	fetchSessions *fetchSessionCache
