@@ -9,16 +9,16 @@
 //
 // The states and transitions are Kafka 3.7's TransactionMetadata:
 //
-//	            InitProducerId            AddPartitions/AddOffsets
-//	  (none) ───────────────▶ Empty ─────────────────────────▶ Ongoing ◀─┐ more partitions
-//	                            ▲                                 │  └────┘
-//	                            │ InitProducerId     EndTxn commit│abort, timeout, fence
-//	                            │                                 ▼
-//	         CompleteCommit/CompleteAbort ◀── markers written ── PrepareCommit/PrepareAbort
-//	                            │
-//	                            │ transactional.id.expiration.ms idle
-//	                            ▼
-//	                          Dead (tombstone; forgotten)
+//	          InitProducerId            AddPartitions/AddOffsets
+//	(none) ───────────────▶ Empty ─────────────────────────▶ Ongoing ◀─┐ more partitions
+//	                          ▲                                 │  └────┘
+//	                          │ InitProducerId     EndTxn commit│abort, timeout, fence
+//	                          │                                 ▼
+//	       CompleteCommit/CompleteAbort ◀── markers written ── PrepareCommit/PrepareAbort
+//	                          │
+//	                          │ transactional.id.expiration.ms idle
+//	                          ▼
+//	                        Dead (tombstone; forgotten)
 //
 // PrepareEpochFence is, as in Kafka, never written: an InitProducerId
 // or a timeout that finds a transaction Ongoing bumps the epoch (fencing
