@@ -137,7 +137,7 @@ func (t *Txn) InitProducerID(timeoutMs int32, expectPID int64, expectEpoch int16
 		return Step{Code: kproto.CodeConcurrentTransactions}
 	}
 	cur := t.Cur
-	expect := expectPID >= 0 || expectEpoch >= 0
+	expect := expectPID != -1 // the shell refuses one of the two alone
 	if expect && !(cur.ProducerEpoch == NoEpoch || expectPID == cur.ProducerID ||
 		(expectPID == cur.LastProducerID && epochExhausted(expectEpoch))) {
 		return Step{Code: CodeProducerFenced}
@@ -173,7 +173,7 @@ func (t *Txn) InitProducerID(timeoutMs int32, expectPID int64, expectEpoch int16
 	switch {
 	case !expect:
 		m.ProducerEpoch, m.LastProducerEpoch = cur.ProducerEpoch+1, NoEpoch
-	case expectEpoch == NoEpoch || expectEpoch == cur.ProducerEpoch:
+	case cur.ProducerEpoch == NoEpoch || expectEpoch == cur.ProducerEpoch:
 		m.ProducerEpoch, m.LastProducerEpoch = cur.ProducerEpoch+1, cur.ProducerEpoch
 	case cur.LastProducerEpoch != NoEpoch && expectEpoch == cur.LastProducerEpoch:
 		// A retry of the init that already bumped: the same epoch again.
@@ -229,8 +229,12 @@ func (t *Txn) AddPartitions(pid int64, epoch int16, parts []TopicPartition, nowM
 // transaction. code is the whole transaction's error; per partition it
 // is NONE or INVALID_TXN_STATE.
 func (t *Txn) Verify(pid int64, epoch int16, parts []TopicPartition) (code kproto.ErrorCode, each []kproto.ErrorCode) {
-	if code := t.checkProducer(pid, epoch); code != kproto.CodeNone {
-		// A write of more partitions in flight: the producer retries.
+	probe := t
+	if t != nil && t.Pending != nil && t.Pending.State == Ongoing {
+		// More partitions being added: what is already in is answered.
+		probe = &Txn{ID: t.ID, Cur: t.Cur}
+	}
+	if code := probe.checkProducer(pid, epoch); code != kproto.CodeNone {
 		return code, nil
 	}
 	each = make([]kproto.ErrorCode, len(parts))
