@@ -58,6 +58,10 @@ type Broker struct {
 	// groups is the group coordinator (group_coordinator.go).
 	groups *coordinator
 
+	// txnVerify has the clients that verify transactional produce with
+	// the transaction coordinators (KIP-890, txn_partition_verify.go).
+	txnVerify txnVerifier
+
 	// fetchSessions is the fetch session cache (fetch_session.go).
 	fetchSessions *fetchSessionCache
 
@@ -340,6 +344,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	}
 	b.groups.stop()
 	b.checkpointHighWatermarks()
+	b.txnVerify.close()
 	b.closePartitions()
 	b.zk.Close()
 	return errors.Join(err, b.stopMetrics(ctx))
