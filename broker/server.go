@@ -57,6 +57,9 @@ type Broker struct {
 
 	// groups is the group coordinator (group_coordinator.go).
 	groups *coordinator
+	// txnOffsets indexes the pending offsets of transactions
+	// (txn_offsets.go).
+	txnOffsets txnOffsetIndex
 
 	// txnVerify has the clients that verify transactional produce with
 	// the transaction coordinators (KIP-890, txn_partition_verify.go).
