@@ -59,6 +59,9 @@ type Config struct {
 	DefaultReplicationFactor int16 // default.replication.factor (1)
 	AutoCreateTopics         bool  // auto.create.topics.enable (true)
 	DeleteTopicEnable        bool  // delete.topic.enable (true)
+	// TxnPartitionVerification is transaction.partition.verification.enable
+	// (true): KIP-890 verification of transactional produce (partition_txn_verify.go).
+	TxnPartitionVerification bool
 
 	LogSegmentBytes          int64         // log.segment.bytes (1 GiB)
 	LogRollTime              time.Duration // log.roll.ms / log.roll.hours (7 days)
@@ -121,6 +124,7 @@ func DefaultConfig(dataDir string) Config {
 		DefaultReplicationFactor: 1,
 		AutoCreateTopics:         true,
 		DeleteTopicEnable:        true,
+		TxnPartitionVerification: true,
 		LogSegmentBytes:          1 << 30,
 		LogRollTime:              7 * 24 * time.Hour,
 		LogRetention:             168 * time.Hour,
@@ -217,6 +221,8 @@ func parseProperties(r io.Reader, log *slog.Logger, kafkaOpts string) (Config, e
 			cfg.AutoCreateTopics, err = p.Bool()
 		case "delete.topic.enable":
 			cfg.DeleteTopicEnable, err = p.Bool()
+		case "transaction.partition.verification.enable":
+			cfg.TxnPartitionVerification, err = p.Bool()
 		case "log.segment.bytes":
 			// LegacyRecord.RECORD_OVERHEAD_V0, Kafka's minimum.
 			err = intIn(v, 14, math.MaxInt32, &cfg.LogSegmentBytes)

@@ -109,6 +109,7 @@ func describeBrokerConfig(c *Config) []configEntry {
 		s("default.replication.factor", strconv.Itoa(int(c.DefaultReplicationFactor))),
 		s("auto.create.topics.enable", strconv.FormatBool(c.AutoCreateTopics)),
 		s("delete.topic.enable", strconv.FormatBool(c.DeleteTopicEnable)),
+		s("transaction.partition.verification.enable", strconv.FormatBool(c.TxnPartitionVerification)),
 		s("log.dirs", joinComma(c.LogDirs)),
 		s("listeners", joinComma(c.Listeners)),
 		s("socket.request.max.bytes", strconv.Itoa(int(c.SocketRequestMaxBytes))),

@@ -63,6 +63,10 @@ type Broker struct {
 	// (txn_offsets.go).
 	txnOffsets txnOffsetIndex
 
+	// txnVerify has the clients that verify transactional produce with
+	// the transaction coordinators (KIP-890, txn_partition_verify.go).
+	txnVerify txnVerifier
+
 	// fetchSessions is the fetch session cache (fetch_session.go).
 	fetchSessions *fetchSessionCache
 
@@ -348,6 +352,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	b.groups.stop()
 	b.txns.stop()
 	b.checkpointHighWatermarks()
+	b.txnVerify.close()
 	b.closePartitions()
 	b.zk.Close()
 	return errors.Join(err, b.stopMetrics(ctx))
