@@ -30,9 +30,6 @@ const (
 
 var errNoBroker = errors.New("the partition's leader is not a registered broker")
 
-// codeTransactionCoordinatorFenced is TRANSACTION_COORDINATOR_FENCED.
-const codeTransactionCoordinatorFenced kproto.ErrorCode = 52
-
 // startMarkers starts sending id's markers unless that already runs.
 func (c *txnCoordinator) startMarkers(tp *txnPartition, id string) {
 	c.mu.Lock()
