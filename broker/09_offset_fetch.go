@@ -17,8 +17,9 @@ import (
 // -1 and no error. v2+ fetch every committed partition when topics is
 // null, and carry a top-level error; v5 adds the leader epoch; v8 asks
 // for several groups at once. v0-1 put group-level errors in every
-// partition. require_stable (v7) is accepted: there are no pending
-// transactional commits.
+// partition. With require_stable (v7+) a partition whose offset is
+// pending in an open transaction (TxnOffsetCommit, txn_offsets.go)
+// answers UNSTABLE_OFFSET_COMMIT, as Kafka (KIP-447).
 
 func init() { regKey(kproto.KeyOffsetFetch, 0, 8, groupHandler(handleOffsetFetch)) }
 
@@ -52,6 +53,9 @@ func handleOffsetFetch(r groupRequest, req *kmsg.OffsetFetchRequest) kmsg.Respon
 				}
 			}
 			code, out := r.c.fetchOffsetsAuthorized(rg.Group, topics)
+			if req.RequireStable && code == 0 {
+				r.c.b.markUnstable(rg.Group, out)
+			}
 			g := kmsg.NewOffsetFetchResponseGroup()
 			g.Group, g.ErrorCode = rg.Group, code
 			for _, t := range out {
@@ -77,6 +81,9 @@ func handleOffsetFetch(r groupRequest, req *kmsg.OffsetFetchRequest) kmsg.Respon
 		}
 	}
 	code, out := r.c.fetchOffsetsAuthorized(req.Group, topics)
+	if req.RequireStable && code == 0 {
+		r.c.b.markUnstable(req.Group, out)
+	}
 	if code != 0 && req.Version < 2 {
 		// No top-level error field: every partition carries it.
 		out = nil

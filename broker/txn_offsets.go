@@ -253,3 +253,62 @@ func (b *Broker) putTxnOffsets(group string, producerID int64, producerEpoch int
 	}
 	return errors.New("too much contention on " + path)
 }
+
+// unstableOffsets are the partitions of group with offsets pending in an
+// open transaction, for OffsetFetch with require_stable (KIP-447), which
+// answers UNSTABLE_OFFSET_COMMIT for them until the transaction ends.
+func (b *Broker) unstableOffsets(group string) (map[topicPartition]bool, error) {
+	t := b.cluster.topic(offsetsTopic)
+	if t == nil || len(t.replicas) == 0 {
+		return nil, nil
+	}
+	n := len(t.replicas)
+	p := offsetsPartitionOf(group, n)
+	part := t.partition(p)
+	if part == nil {
+		return nil, nil
+	}
+	if err := b.scanTxnOffsets(p, n, part.leaderEpoch.Load()); err != nil {
+		return nil, err
+	}
+	var pids []int64
+	b.txnOffsets.mu.Lock()
+	for pid, gs := range b.txnOffsets.groups {
+		if gs[group] {
+			pids = append(pids, pid)
+		}
+	}
+	b.txnOffsets.mu.Unlock()
+	out := map[topicPartition]bool{}
+	for _, pid := range pids {
+		data, _, err := b.zk.Get(txnOffsetsPath(group, pid))
+		if errors.Is(err, zk.ErrNoNode) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		var z txnOffsetsZNode
+		if json.Unmarshal(data, &z) != nil {
+			continue
+		}
+		for _, o := range z.Offsets {
+			out[topicPartition{o.Topic, o.Partition}] = true
+		}
+	}
+	return out, nil
+}
+
+// markUnstable sets UNSTABLE_OFFSET_COMMIT (and offset -1) on the
+// fetched partitions of group that are pending in a transaction; on a
+// ZooKeeper failure every partition is unstable (the client retries).
+func (b *Broker) markUnstable(group string, out []fetchedTopic) {
+	unstable, err := b.unstableOffsets(group)
+	for i := range out {
+		for j := range out[i].partitions {
+			fp := &out[i].partitions[j]
+			if fp.errorCode == 0 && (err != nil || unstable[topicPartition{out[i].name, fp.partition}]) {
+				fp.errorCode, fp.offset, fp.leaderEpoch = int16(kproto.CodeUnstableOffsetCommit), -1, -1
+			}
+		}
+	}
+}

@@ -140,6 +140,15 @@ func TestTxnAPIErrors(t *testing.T) {
 	wantCode(t, "AddOffsetsToTxn", a.send(aot, -1).(*kmsg.AddOffsetsToTxnResponse).ErrorCode, nil)
 	tr = gc.send(toc, -1).(*kmsg.TxnOffsetCommitResponse)
 	wantCode(t, "TxnOffsetCommit after AddOffsetsToTxn", tr.Topics[0].Partitions[0].ErrorCode, nil)
+	stable := func() kmsg.OffsetFetchResponseTopicPartition {
+		ocs := kmsg.NewPtrOffsetFetchRequest()
+		ocs.Group, ocs.RequireStable = group, true
+		ocs.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "t", Partitions: []int32{0, 1}}}
+		return gc.send(ocs, 7).(*kmsg.OffsetFetchResponse).Topics[0].Partitions[0]
+	}
+	if p := stable(); p.ErrorCode != kerr.UnstableOffsetCommit.Code {
+		t.Errorf("OffsetFetch require_stable of an offset pending in a transaction: %v offset %d", kerr.ErrorForCode(p.ErrorCode), p.Offset)
+	}
 	toc.MemberID = "nobody"
 	tr = gc.send(toc, -1).(*kmsg.TxnOffsetCommitResponse)
 	wantCode(t, "TxnOffsetCommit of an unknown member", tr.Topics[0].Partitions[0].ErrorCode, kerr.UnknownMemberID)
@@ -188,6 +197,9 @@ func TestTxnAPIErrors(t *testing.T) {
 	of := gc.send(ocs, 5).(*kmsg.OffsetFetchResponse)
 	if o := of.Topics[0].Partitions[0].Offset; o != -1 {
 		t.Errorf("an aborted transaction's offset is visible: %d", o)
+	}
+	if p := stable(); p.ErrorCode != 0 || p.Offset != -1 {
+		t.Errorf("OffsetFetch require_stable after the abort: %v offset %d", kerr.ErrorForCode(p.ErrorCode), p.Offset)
 	}
 	lt := a.send(kmsg.NewPtrListTransactionsRequest(), -1).(*kmsg.ListTransactionsResponse)
 	if len(lt.TransactionStates) != 1 || lt.TransactionStates[0].TransactionalID != id || lt.TransactionStates[0].TransactionState != "Empty" {
