@@ -232,3 +232,35 @@ func TestTxnTimeout(t *testing.T) {
 	})
 	wantCode(t, "the timed-out producer's EndTxn", a.end(id, r.ProducerID, r.ProducerEpoch, true, -1), kerr.ProducerFenced)
 }
+
+// TestTransactionalIDExpiration: an id idle for
+// transactional.id.expiration.ms is forgotten (its tombstone written),
+// also after a restart loads the log again.
+func TestTransactionalIDExpiration(t *testing.T) {
+	cl := kafkaenv.StartCluster(t, 1, settings(), kafkaenv.Configure(func(c *broker.Config) {
+		c.Txn.IDExpiration = 2 * time.Second
+		c.Txn.RemoveCheck = 100 * time.Millisecond
+		c.Txn.AbortCheck = 100 * time.Millisecond
+	}))
+	kc := client(t, cl)
+	const id = "expiring-1"
+	a := api{t: t, kc: kc, id: txnCoordinator(t, kc, id)}
+	wantCode(t, "InitProducerId", a.init(id, 30000, -1, -1).ErrorCode, nil)
+	if d := a.describe(id); d.State != "Empty" {
+		t.Fatalf("just after InitProducerId: %+v", d)
+	}
+	waitFor(t, 20*time.Second, "the id expired", func() bool {
+		return a.describe(id).ErrorCode == kerr.TransactionalIDNotFound.Code
+	})
+	cl.Broker(1).Restart()
+	kc2 := client(t, cl)
+	a = api{t: t, kc: kc2, id: txnCoordinator(t, kc2, id)}
+	var d kmsg.DescribeTransactionsResponseTransactionState
+	waitFor(t, 20*time.Second, "the coordinator loaded", func() bool {
+		d = a.describe(id)
+		return d.ErrorCode != kerr.CoordinatorLoadInProgress.Code && d.ErrorCode != kerr.NotCoordinator.Code
+	})
+	if d.ErrorCode != kerr.TransactionalIDNotFound.Code {
+		t.Errorf("after a restart the expired id is %v %s", kerr.ErrorForCode(d.ErrorCode), d.State)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/zkafka/zkafka/broker"
@@ -36,6 +37,10 @@ func TestCoordinatorFailoverCompletesCommit(t *testing.T) {
 		}
 	}
 	x, y := others[0], others[1]
+	notCoord := api{t: t, kc: kc, id: x}.init(id, 30000, -1, -1)
+	if notCoord.ErrorCode != kerr.NotCoordinator.Code {
+		t.Errorf("InitProducerId on broker %d, not the coordinator: %v", x, kerr.ErrorForCode(notCoord.ErrorCode))
+	}
 	assign := func(topic string, leader int32) {
 		req := kmsg.NewPtrCreateTopicsRequest()
 		rt := kmsg.NewCreateTopicsRequestTopic()
@@ -71,9 +76,13 @@ func TestCoordinatorFailoverCompletesCommit(t *testing.T) {
 	}
 	cl.Broker(coord).Stop()
 	kc2 := client(t, cl) // of the brokers still running
-	next := txnCoordinator(t, kc2, id)
-	if next == coord || next == x {
-		t.Fatalf("the next coordinator is %d (stopped: %d, %d)", next, coord, x)
+	var next int32
+	waitFor(t, 30*time.Second, "a coordinator other than the stopped one", func() bool {
+		next = txnCoordinator(t, kc2, id)
+		return next != coord
+	})
+	if next != y {
+		t.Fatalf("the next coordinator is %d, want %d (stopped: %d, %d)", next, y, coord, x)
 	}
 	b := api{t: t, kc: kc2, id: next}
 	waitFor(t, 30*time.Second, "the new coordinator to load the transaction", func() bool {
