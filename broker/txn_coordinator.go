@@ -39,6 +39,11 @@ type txnCoordinator struct {
 		sync.Mutex
 		m map[string]*kgo.Client
 	}
+	// batches queue the markers bound for each broker (txn_markers.go).
+	batches struct {
+		sync.Mutex
+		m map[int32]*markerQueue
+	}
 }
 
 // txnPartition is one led partition's transactions.
@@ -61,6 +66,7 @@ func newTxnCoordinator(b *Broker) *txnCoordinator {
 	c.sm = txn.Config{MaxTimeoutMs: int32(c.cfg.MaxTimeout.Milliseconds()), ExpirationMs: c.cfg.IDExpiration.Milliseconds()}
 	c.mu.parts = map[int32]*txnPartition{}
 	c.clients.m = map[string]*kgo.Client{}
+	c.batches.m = map[int32]*markerQueue{}
 	return c
 }
 

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -140,18 +141,30 @@ func (c *txnCoordinator) markersRound(tp *txnPartition, m txn.Metadata, remainin
 	return false
 }
 
-// sendMarkerRequest sends one WriteTxnMarkers for m's parts to leader and
-// returns each partition's code.
+// markerCall is one transaction's marker waiting in a leader's batch.
+type markerCall struct {
+	marker kmsg.WriteTxnMarkersRequestMarker
+	done   chan markerResult // buffered (1)
+}
+
+type markerResult struct {
+	codes map[txn.TopicPartition]kproto.ErrorCode
+	err   error
+}
+
+// markerQueue collects the markers bound for one broker: while a request
+// is in flight, markers of other transactions queue and go together in
+// the next one (Kafka's TransactionMarkerChannelManager keeps one queue
+// per broker the same way).
+type markerQueue struct {
+	mu      sync.Mutex
+	queue   []*markerCall
+	sending bool
+}
+
+// sendMarkerRequest has leader write m's marker on parts (in the next
+// WriteTxnMarkers to it) and returns each partition's code.
 func (c *txnCoordinator) sendMarkerRequest(leader int32, coordinatorEpoch int32, m txn.Metadata, parts []txn.TopicPartition) (map[txn.TopicPartition]kproto.ErrorCode, error) {
-	addr, ok := c.b.interBrokerAddr(leader)
-	if !ok {
-		return nil, errNoBroker
-	}
-	cl, err := c.client(addr)
-	if err != nil {
-		return nil, err
-	}
-	req := kmsg.NewPtrWriteTxnMarkersRequest()
 	mk := kmsg.NewWriteTxnMarkersRequestMarker()
 	mk.ProducerID, mk.ProducerEpoch, mk.Committed, mk.CoordinatorEpoch = m.ProducerID, m.ProducerEpoch, m.State == txn.PrepareCommit, coordinatorEpoch
 	for _, p := range parts {
@@ -163,8 +176,80 @@ func (c *txnCoordinator) sendMarkerRequest(leader int32, coordinatorEpoch int32,
 		last := &mk.Topics[len(mk.Topics)-1]
 		last.Partitions = append(last.Partitions, p.Partition)
 	}
-	req.Markers = append(req.Markers, mk)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	call := &markerCall{marker: mk, done: make(chan markerResult, 1)}
+	c.batches.Lock()
+	mb := c.batches.m[leader]
+	if mb == nil {
+		mb = &markerQueue{}
+		c.batches.m[leader] = mb
+	}
+	c.batches.Unlock()
+	mb.mu.Lock()
+	mb.queue = append(mb.queue, call)
+	start := !mb.sending
+	mb.sending = true
+	mb.mu.Unlock()
+	if start && !c.b.goTracked("txn-marker-batch", func() { c.sendBatches(leader, mb) }) {
+		return nil, ErrServerClosed
+	}
+	select {
+	case r := <-call.done:
+		return r.codes, r.err
+	case <-c.b.done:
+		return nil, ErrServerClosed
+	}
+}
+
+// sendBatches sends mb's queued markers, all that wait in one request,
+// until the queue is empty.
+func (c *txnCoordinator) sendBatches(leader int32, mb *markerQueue) {
+	for {
+		mb.mu.Lock()
+		q := mb.queue
+		mb.queue = nil
+		if len(q) == 0 {
+			mb.sending = false
+			mb.mu.Unlock()
+			return
+		}
+		mb.mu.Unlock()
+		req := kmsg.NewPtrWriteTxnMarkersRequest()
+		for _, call := range q {
+			req.Markers = append(req.Markers, call.marker)
+		}
+		resp, err := c.writeMarkers(leader, req)
+		for _, call := range q {
+			if err != nil {
+				call.done <- markerResult{err: err}
+				continue
+			}
+			out := map[txn.TopicPartition]kproto.ErrorCode{}
+			for _, rm := range resp.Markers {
+				if rm.ProducerID != call.marker.ProducerID {
+					continue
+				}
+				for _, rt := range rm.Topics {
+					for _, rp := range rt.Partitions {
+						out[txn.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}] = kproto.ErrorCode(rp.ErrorCode)
+					}
+				}
+			}
+			call.done <- markerResult{codes: out}
+		}
+	}
+}
+
+// writeMarkers sends one WriteTxnMarkers to leader.
+func (c *txnCoordinator) writeMarkers(leader int32, req *kmsg.WriteTxnMarkersRequest) (*kmsg.WriteTxnMarkersResponse, error) {
+	addr, ok := c.b.interBrokerAddr(leader)
+	if !ok {
+		return nil, errNoBroker
+	}
+	cl, err := c.client(addr)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
 	go func() {
 		select {
@@ -173,22 +258,7 @@ func (c *txnCoordinator) sendMarkerRequest(leader int32, coordinatorEpoch int32,
 		case <-ctx.Done():
 		}
 	}()
-	resp, err := req.RequestWith(ctx, cl.SeedBrokers()[0])
-	if err != nil {
-		return nil, err
-	}
-	out := map[txn.TopicPartition]kproto.ErrorCode{}
-	for _, rm := range resp.Markers {
-		if rm.ProducerID != m.ProducerID {
-			continue
-		}
-		for _, rt := range rm.Topics {
-			for _, rp := range rt.Partitions {
-				out[txn.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}] = kproto.ErrorCode(rp.ErrorCode)
-			}
-		}
-	}
-	return out, nil
+	return req.RequestWith(ctx, cl.SeedBrokers()[0])
 }
 
 // client is the kgo client of the broker at addr, made on first use.

@@ -3,6 +3,7 @@ package kafkatxn
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -82,4 +83,75 @@ func consumeAll(t *testing.T, cl *kafkaenv.Cluster, want int, opts ...kgo.Opt) m
 	defer cancel2()
 	c.PollFetches(ctx2).EachRecord(func(r *kgo.Record) { got[string(r.Value)]++ })
 	return got
+}
+
+// TestConcurrentTransactions: eight transactional producers commit or
+// abort transactions at the same time over the partitions of three
+// brokers (their markers share WriteTxnMarkers requests per leader);
+// read_committed readers get exactly the committed records, once each.
+func TestConcurrentTransactions(t *testing.T) {
+	cl := kafkaenv.StartCluster(t, 3, settings())
+	admin := client(t, cl)
+	createTopic(t, cl, admin, "tx", 6, 2)
+	const producers, rounds, per = 8, 6, 6
+	want := map[string]bool{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errs := make(chan error, producers)
+	for i := 0; i < producers; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			p, err := kgo.NewClient(kgo.SeedBrokers(cl.Seeds()...), kgo.TransactionalID(fmt.Sprintf("conc-%d", i)),
+				kgo.DefaultProduceTopic("tx"), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.TransactionTimeout(30*time.Second))
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer p.Close()
+			for r := 0; r < rounds; r++ {
+				if err := p.BeginTransaction(); err != nil {
+					errs <- err
+					return
+				}
+				var vals []string
+				for k := 0; k < per; k++ {
+					v := fmt.Sprintf("p%d-r%d-%d", i, r, k)
+					vals = append(vals, v)
+					if err := p.ProduceSync(ctxT(t), kgo.StringRecord(v)).FirstErr(); err != nil {
+						errs <- fmt.Errorf("producer %d round %d: %w", i, r, err)
+						return
+					}
+				}
+				commit := (i+r)%3 != 0
+				if err := p.EndTransaction(ctxT(t), kgo.TransactionEndTry(commit)); err != nil {
+					errs <- fmt.Errorf("producer %d round %d EndTransaction: %w", i, r, err)
+					return
+				}
+				if commit {
+					mu.Lock()
+					for _, v := range vals {
+						want[v] = true
+					}
+					mu.Unlock()
+				}
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	got := consumeAll(t, cl, len(want), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	for v, n := range got {
+		if !want[v] {
+			t.Errorf("read %s, which was aborted", v)
+		} else if n != 1 {
+			t.Errorf("read %s %d times", v, n)
+		}
+	}
+	if len(got) < len(want) {
+		t.Errorf("read %d committed records, want %d", len(got), len(want))
+	}
 }
