@@ -52,10 +52,9 @@ func handleOffsetFetch(r groupRequest, req *kmsg.OffsetFetchRequest) kmsg.Respon
 					topics = append(topics, fetchTopic{t.Topic, t.Partitions})
 				}
 			}
+			unstable := r.c.b.unstableBefore(rg.Group, req.RequireStable)
 			code, out := r.c.fetchOffsetsAuthorized(rg.Group, topics)
-			if req.RequireStable && code == 0 {
-				r.c.b.markUnstable(rg.Group, out)
-			}
+			unstable.mark(out)
 			g := kmsg.NewOffsetFetchResponseGroup()
 			g.Group, g.ErrorCode = rg.Group, code
 			for _, t := range out {
@@ -80,10 +79,9 @@ func handleOffsetFetch(r groupRequest, req *kmsg.OffsetFetchRequest) kmsg.Respon
 			topics = append(topics, fetchTopic{t.Topic, t.Partitions})
 		}
 	}
+	unstable := r.c.b.unstableBefore(req.Group, req.RequireStable)
 	code, out := r.c.fetchOffsetsAuthorized(req.Group, topics)
-	if req.RequireStable && code == 0 {
-		r.c.b.markUnstable(req.Group, out)
-	}
+	unstable.mark(out)
 	if code != 0 && req.Version < 2 {
 		// No top-level error field: every partition carries it.
 		out = nil

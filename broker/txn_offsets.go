@@ -298,15 +298,38 @@ func (b *Broker) unstableOffsets(group string) (map[topicPartition]bool, error) 
 	return out, nil
 }
 
-// markUnstable sets UNSTABLE_OFFSET_COMMIT (and offset -1) on the
-// fetched partitions of group that are pending in a transaction; on a
-// ZooKeeper failure every partition is unstable (the client retries).
-func (b *Broker) markUnstable(group string, out []fetchedTopic) {
-	unstable, err := b.unstableOffsets(group)
+// unstableSet is the outcome of unstableOffsets, taken before the
+// committed offsets are read: a transaction's offsets are written to the
+// group and only then is its pending node deleted, so an offset that was
+// pending when the set was taken is either still pending (unstable) or
+// already in what is read after it. Read the other way round, a commit
+// completing in between would be in neither.
+type unstableSet struct {
+	parts map[topicPartition]bool
+	err   error
+}
+
+// unstableBefore takes group's unstable set for an OffsetFetch with
+// require_stable (nil set without it).
+func (b *Broker) unstableBefore(group string, requireStable bool) *unstableSet {
+	if !requireStable {
+		return nil
+	}
+	parts, err := b.unstableOffsets(group)
+	return &unstableSet{parts, err}
+}
+
+// mark sets UNSTABLE_OFFSET_COMMIT (and offset -1) on the fetched
+// partitions that were pending; on a ZooKeeper failure every partition is
+// unstable (the client retries).
+func (u *unstableSet) mark(out []fetchedTopic) {
+	if u == nil {
+		return
+	}
 	for i := range out {
 		for j := range out[i].partitions {
 			fp := &out[i].partitions[j]
-			if fp.errorCode == 0 && (err != nil || unstable[topicPartition{out[i].name, fp.partition}]) {
+			if fp.errorCode == 0 && (u.err != nil || u.parts[topicPartition{out[i].name, fp.partition}]) {
 				fp.errorCode, fp.offset, fp.leaderEpoch = int16(kproto.CodeUnstableOffsetCommit), -1, -1
 			}
 		}
