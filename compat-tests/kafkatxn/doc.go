@@ -6,5 +6,6 @@
 // __transaction_state partition stopped with a transaction in
 // PrepareCommit: the next leader loads it and writes the markers), and
 // kgo's transactional producer and GroupTransactSession end to end, on 1
-// and 3 brokers.
+// and 3 brokers. compat-part.sh adds franz-go's own TestTxnEtl against
+// `zkafka run` with 1 and 3 brokers to `make compat`.
 package kafkatxn
