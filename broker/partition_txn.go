@@ -230,3 +230,18 @@ func (p *partition) appendMarker(pid int64, epoch int16, coordinatorEpoch int32,
 	p.wakeLocked()
 	return base + 1, kproto.CodeNone, ""
 }
+
+// stableSegments are the closed segments the cleaner may clean: those
+// wholly below the last stable offset (Kafka's firstUncleanableOffset
+// includes the first unstable offset), so an open transaction's batches
+// and its marker-to-be are never compacted apart.
+func (p *partition) stableSegments() []segment.SegmentInfo {
+	segs := p.log.ClosedSegments()
+	lso := p.lastStableOffset()
+	for i, s := range segs {
+		if s.Next > lso {
+			return segs[:i]
+		}
+	}
+	return segs
+}
