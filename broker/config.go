@@ -82,6 +82,8 @@ type Config struct {
 	QueuedMaxRequestBytes int64
 
 	Groups GroupConfig // group.* and offsets.* (group_config.go)
+	// Txn is transaction.* and transactional.id.* (txn_config.go).
+	Txn TxnConfig
 	// Replication is replica.* (replication_config.go).
 	Replication ReplicationConfig
 
@@ -133,6 +135,7 @@ func DefaultConfig(dataDir string) Config {
 		SocketRequestMaxBytes:    100 << 20,
 		QueuedMaxRequestBytes:    DefaultQueuedMaxRequestBytes,
 		Groups:                   DefaultGroupConfig(),
+		Txn:                      DefaultTxnConfig(),
 		Replication:              DefaultReplicationConfig(),
 		Metrics:                  DefaultMetricsConfig(),
 		SSL:                      DefaultSSLConfig(),
@@ -294,6 +297,9 @@ func applyOtherProperty(cfg *Config, p properties.Property, log *slog.Logger) er
 		return err
 	}
 	if ok, err := cfg.Groups.parseProperty(k, v); ok {
+		return err
+	}
+	if ok, err := cfg.Txn.parseProperty(k, v); ok {
 		return err
 	}
 	if ok, err := cfg.Metrics.parseProperty(k, v); ok {

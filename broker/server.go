@@ -57,6 +57,8 @@ type Broker struct {
 
 	// groups is the group coordinator (group_coordinator.go).
 	groups *coordinator
+	// txns is the transaction coordinator (txn_coordinator.go).
+	txns *txnCoordinator
 	// txnOffsets indexes the pending offsets of transactions
 	// (txn_offsets.go).
 	txnOffsets txnOffsetIndex
@@ -178,6 +180,8 @@ func New(cfg Config, log *slog.Logger) (*Broker, error) {
 	b.cleaner.start()
 	b.groups = newCoordinator(b)
 	b.groups.start()
+	b.txns = newTxnCoordinator(b)
+	b.txns.start()
 	if err := b.startMetrics(); err != nil {
 		b.Shutdown(context.Background())
 		return nil, err
@@ -346,6 +350,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		b.goroutines.Wait(context.Background())
 	}
 	b.groups.stop()
+	b.txns.stop()
 	b.checkpointHighWatermarks()
 	b.txnVerify.close()
 	b.closePartitions()
