@@ -1,4 +1,4 @@
-// Package kafkatxn drives the partition side of zkafka's Kafka
+// Package kafkatxnpart drives the partition side of zkafka's Kafka
 // transactions (KIP-98, KIP-890 part 1) with franz-go over real sockets:
 // transactional batches produced with kmsg, COMMIT and ABORT markers
 // written by the test playing the transaction coordinator
@@ -8,4 +8,4 @@
 // the .txnindex files and producer state across restarts and a leader's
 // failover; the errors of bad markers and of unverified transactional
 // produce.
-package kafkatxn
+package kafkatxnpart

@@ -1,4 +1,4 @@
-package kafkatxn
+package kafkatxnpart
 
 import (
 	"slices"
