@@ -57,6 +57,12 @@
 //	replica/        package replica: leader epoch cache, ISR and high watermark rules,
 //	                truncation rules, follower fetchers, replication-offset-checkpoint
 //	producers.go    idempotent producer sequence tracking
+//	partition_txn.go  transactions on a partition: open transactions, COMMIT/ABORT
+//	                markers (27_write_txn_markers.go writes them), the last stable
+//	                offset, the aborted index (store/segment's .txnindex);
+//	                partition_txn_fetch.go read_committed reads, partition_txn_produce.go
+//	                transactional produce, partition_txn_verify.go and
+//	                txn_partition_verify.go KIP-890 verification with the coordinator
 //	delete_records.go  DeleteRecords on a partition: the leader's log start, the followers'
 //	                log starts from their fetches, the low watermark the answer waits for
 //	producer_snapshot.go  Kafka's {offset}.snapshot producer state files (roll, clean close)
@@ -166,9 +172,11 @@
 //     fetch, ListOffsets and OffsetForLeaderEpoch are served from leaders
 //     only (NOT_LEADER_OR_FOLLOWER elsewhere), and appendBatch re-checks the
 //     role under partition.mu.
-//   - High watermark = last stable offset (no transactions) = the smallest
-//     log end offset of the ISR on a leader (broker/replica), raised only;
-//     consumers read up to it, followers to the log end. acks=1 answers
+//   - High watermark = the smallest log end offset of the ISR on a leader
+//     (broker/replica), raised only; consumers read up to it
+//     (read_committed: up to the last stable offset, min(first offset of
+//     an open or not yet replicated transaction, high watermark)),
+//     followers to the log end. acks=1 answers
 //     after the leader's append, acks=-1 when the high watermark passes
 //     the batch (or times out, or the ISR is below min.insync.replicas);
 //     fsync follows flush.messages / flush.ms (log.flush.interval.*), as
@@ -243,7 +251,9 @@
 //
 // # Not implemented
 //
-// fetching from followers (KIP-392), transactions, message format
+// fetching from followers (KIP-392), KIP-890 part 2 (an epoch bump per
+// transaction), the removal of aborted records by the log cleaner (it
+// keeps them and their markers), message format
 // down-conversion (magic 0/1 produce gets UNSUPPORTED_FOR_MESSAGE_FORMAT),
 // dynamic broker configs other than the topic-default log.* keys and the
 // replication throttle rates (dynamic_config.go; the rates are stored, not

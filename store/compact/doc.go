@@ -34,10 +34,12 @@
 //	              recompressed with their codec;
 //	            - transaction markers stay while data of their transaction
 //	              is in the log; then they get a delete horizon and go
-//	              after it (zkafka has no transaction index, so aborted
-//	              data is not removed, and an abort marker is kept as a
-//	              commit marker is, which keeps read_committed readers
-//	              right).
+//	              after it. Aborted data is not removed (Kafka's cleaner
+//	              drops it), so an abort marker is kept as a commit marker
+//	              is, which keeps read_committed readers right; the
+//	              rewritten segment's .txnindex keeps the entries of the
+//	              markers kept (segment/clean.go). The broker cleans only
+//	              below the last stable offset.
 //	         3. the new checkpoint is end (cleaner-offset-checkpoint,
 //	            kept by the broker).
 //
