@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
+	"github.com/zkafka/zkafka/compat-tests/internal/ktxn"
 )
 
 // txnScenario writes, on topic's partition 0 through cl: a committed
@@ -78,13 +79,10 @@ func TestReadCommitted(t *testing.T) {
 	if got := consumeCommitted(t, []string{e.Addr}, "rc", 3); !slices.Equal(got, []string{"a1", "a2", "a3"}) {
 		t.Fatalf("read_committed consumer got %q, want a1 a2 a3", got)
 	}
-	dp := kmsg.NewPtrDescribeProducersRequest()
-	dt := kmsg.NewDescribeProducersRequestTopic()
-	dt.Topic, dt.Partitions = "rc", []int32{0}
-	dp.Topics = append(dp.Topics, dt)
-	dr := send[*kmsg.DescribeProducersResponse](t, cl.c, dp)
 	starts := map[int64]int64{}
-	for _, ap := range dr.Topics[0].Partitions[0].ActiveProducers {
+	for _, ap := range must(t, func() ([]kmsg.DescribeProducersResponseTopicPartitionActiveProducer, error) {
+		return ktxn.Producers(cl.c, "rc", 0)
+	}) {
 		starts[ap.ProducerID] = ap.CurrentTxnStartOffset
 	}
 	if starts[a] != 7 || starts[b] != -1 {
