@@ -113,3 +113,32 @@ func TestLastStableOffset(t *testing.T) {
 		t.Fatalf("lso %d (first unstable %d), want 5 and none", lso, first)
 	}
 }
+
+// TestCleanerStopsAtTheLSO: the cleaner's segments are the closed ones
+// wholly below the last stable offset.
+func TestCleanerStopsAtTheLSO(t *testing.T) {
+	_, p := newTestBroker(t)
+	now := time.Now()
+	roll := func() {
+		t.Helper()
+		if err := p.log.Roll(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.appendBatch(testBatch(5), now) // 0
+	roll()
+	p.appendBatch(txnTestBatch(3, 0, 0), now) // 1: opens
+	roll()
+	p.appendBatch(testBatch(5), now) // 2
+	roll()
+	if segs := p.stableSegments(); len(segs) != 1 || segs[0].Base != 0 {
+		t.Fatalf("with a transaction open at 1: %+v, want segment 0 only", segs)
+	}
+	if _, code, _ := p.appendMarker(3, 0, 0, true, now); code != kproto.CodeNone {
+		t.Fatal(code)
+	}
+	roll()
+	if segs := p.stableSegments(); len(segs) != 4 {
+		t.Fatalf("after the commit: %+v, want all 4 closed segments", segs)
+	}
+}
