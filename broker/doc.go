@@ -252,8 +252,7 @@
 // # Not implemented
 //
 // fetching from followers (KIP-392), KIP-890 part 2 (an epoch bump per
-// transaction), the removal of aborted records by the log cleaner (it
-// keeps them and their markers), message format
+// transaction), message format
 // down-conversion (magic 0/1 produce gets UNSUPPORTED_FOR_MESSAGE_FORMAT),
 // dynamic broker configs other than the topic-default log.* keys and the
 // replication throttle rates (dynamic_config.go; the rates are stored, not
