@@ -168,9 +168,10 @@ func (f *filter) control(b kproto.Batch) ([]byte, error) {
 		if !ok {
 			return nil, it.Err()
 		}
-		// Key: version int16 | type int16 (0 abort, 1 commit). Without
-		// a transaction index an abort is treated as a commit: its marker
-		// stays while its (not removed) data does.
+		// Key: version int16 | type int16 (0 abort, 1 commit). Either
+		// marker stays while this cleaning found data of its transaction
+		// (an aborted one's data is removed now, so its marker goes at a
+		// later cleaning, as in Kafka).
 		if len(r.Key) >= 4 && binary.BigEndian.Uint16(r.Key[2:]) <= 1 {
 			canDiscard = !f.ongoing[b.ProducerID()]
 			delete(f.ongoing, b.ProducerID())
