@@ -191,9 +191,11 @@ func (p *partition) hwMovedLocked() {
 }
 
 // lastStableOffset is where read_committed reads stop: min(first offset
-// of an unstable transaction, high watermark). Read without p.mu.
+// of an unstable transaction, high watermark), and never below the log
+// start (DeleteRecords may delete an open transaction's first batches;
+// Kafka's maybeIncrementFirstUnstableOffset). Read without p.mu.
 func (p *partition) lastStableOffset() int64 {
-	first := p.firstUnstable.Load()
+	first := max(p.firstUnstable.Load(), p.log.StartOffset())
 	return min(first, p.hw.Load())
 }
 

@@ -133,6 +133,10 @@ func TestBadMarkers(t *testing.T) {
 			t.Errorf("%s: %v, want %v", tc.name, kerr.ErrorForCode(code), tc.want)
 		}
 	}
+	// The producer's data in its old epoch is fenced too.
+	if r := produceTxn(t, cl, "bad-txn", "bad", 0, txnBatch(pid, epoch, 1, "old")); r.ErrorCode != kerr.InvalidProducerEpoch.Code {
+		t.Fatalf("a batch of the old epoch after the bumped marker: %v, want INVALID_PRODUCER_EPOCH", kerr.ErrorForCode(r.ErrorCode))
+	}
 	// A newer coordinator epoch and the same producer epoch are fine.
 	if code := marker(t, cl, "bad", 0, pid, epoch+1, 6, true); code != 0 {
 		t.Fatalf("marker of a newer coordinator: %v", kerr.ErrorForCode(code))
