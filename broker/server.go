@@ -331,6 +331,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	b.mu.closing = true
 	b.goroutines.Close()
 	close(b.done)
+	b.txnVerify.close() // ends the verifications in flight (txn_partition_verify.go)
 	b.repl.fetchers.Stop()
 	for l := range b.mu.listeners {
 		l.Close()
@@ -352,7 +353,6 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	b.groups.stop()
 	b.txns.stop()
 	b.checkpointHighWatermarks()
-	b.txnVerify.close()
 	b.closePartitions()
 	b.zk.Close()
 	return errors.Join(err, b.stopMetrics(ctx))
