@@ -239,6 +239,25 @@
 // the notifications under /kafka-acl-changes and
 // /kafka-acl-extended-changes (zkmeta/acl.go), which every broker watches.
 //
+// # Transactions (coordinator)
+//
+// The transaction coordinator of a transactional id is the leader of its
+// partition of __transaction_state (txn_state_topic.go, created on the
+// first FindCoordinator key type 1 or transactional InitProducerId). Its
+// state machine is pure (package broker/txn: states, transitions, errors,
+// timers as an input); the shell (txn_coordinator.go) appends each state
+// change as Kafka's TransactionLogKey/Value record to that partition and
+// acts only once the high watermark passes it (txn_log.go), loads a
+// partition's transactions from its local log when it becomes leader
+// (COORDINATOR_LOAD_IN_PROGRESS meanwhile; NOT_COORDINATOR on the old
+// leader), and completes PrepareCommit/PrepareAbort by sending
+// WriteTxnMarkers to the partitions' leaders until each answered
+// (txn_markers.go). Offsets of TxnOffsetCommit wait in ZooKeeper under
+// /consumers/{group}/txn-offsets/{producer id} until the marker reaches
+// the group's partition of __consumer_offsets (txn_offsets.go). KIP-890
+// part 1 (verification) is served; part 2 (an epoch bump per
+// transaction, EndTxn v5) is not.
+//
 // # Shutdown
 //
 // Shutdown first asks the controller (ControlledShutdown, key 7, on its
@@ -251,8 +270,7 @@
 //
 // # Not implemented
 //
-// fetching from followers (KIP-392), KIP-890 part 2 (an epoch bump per
-// transaction), message format
+// fetching from followers (KIP-392), KIP-890 part 2, message format
 // down-conversion (magic 0/1 produce gets UNSUPPORTED_FOR_MESSAGE_FORMAT),
 // dynamic broker configs other than the topic-default log.* keys and the
 // replication throttle rates (dynamic_config.go; the rates are stored, not

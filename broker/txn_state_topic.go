@@ -52,7 +52,7 @@ func (b *Broker) ensureTransactionTopic() {
 	}
 	configs := map[string]string{
 		"cleanup.policy":                 "compact",
-		"compression.type":               "producer",
+		"compression.type":               "producer", // Kafka: uncompressed; the coordinator writes uncompressed batches either way
 		"min.insync.replicas":            strconv.Itoa(int(minISR)),
 		"segment.bytes":                  strconv.Itoa(int(cfg.StateLogSegmentBytes)),
 		"unclean.leader.election.enable": "false",
