@@ -138,31 +138,17 @@ func (b *Broker) alterBrokerConfigs(name string, validateOnly bool, edit func(ma
 		return adminErr(kproto.CodeInvalidRequest, "Unexpected broker id, expected %d, but received %s", b.cfg.BrokerID, name)
 	}
 	entity := brokerEntity(name)
-	for attempt := 0; ; attempt++ {
-		cur, version, err := b.readBrokerConfigs(entity)
-		if err != nil {
-			return err
-		}
-		if err := edit(cur); err != nil {
-			return err
-		}
-		if err := checkBrokerConfigs(name, cur); err != nil {
-			return err
-		}
-		if validateOnly {
-			return nil
-		}
-		err = b.writeBrokerConfigs(entity, cur, version)
-		if (errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNodeExists)) && attempt < 10 {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		b.log.Info("broker config altered", "entity", entity, "config", cur)
-		b.reloadDynamicConfigs()
-		return nil
+	cur, err := casConfig{
+		read:  func() (map[string]string, int32, error) { return b.readBrokerConfigs(entity) },
+		check: func(cfg map[string]string) error { return checkBrokerConfigs(name, cfg) },
+		write: func(cfg map[string]string, v int32) error { return b.writeBrokerConfigs(entity, cfg, v) },
+	}.apply(validateOnly, edit)
+	if err != nil || validateOnly {
+		return err
 	}
+	b.log.Info("broker config altered", "entity", entity, "config", cur)
+	b.reloadDynamicConfigs()
+	return nil
 }
 
 // readBrokerConfigs reads /config/brokers/{entity} and its version (-1
