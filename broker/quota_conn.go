@@ -61,8 +61,14 @@ func (c *conn) quotaUser() string {
 }
 
 // requestPercent is the request's time so far as request_percentage
-// counts it.
-func (c *conn) requestPercent() float64 {
+// counts it. JoinGroup and SyncGroup park on the reader goroutine until
+// the group's phase ends (the coordinator's handlers), which Kafka keeps
+// in a purgatory, off its threads: their time is not counted (they are
+// still throttled when the client is over its quota).
+func (c *conn) requestPercent(key int16) float64 {
+	if key == kproto.KeyJoinGroup || key == kproto.KeySyncGroup {
+		return 0
+	}
 	busy := time.Since(c.quota.start) - c.quota.waited
 	return max(busy.Seconds(), 0) * 100
 }
@@ -80,7 +86,7 @@ func (c *conn) throttleBytes(hdr *kproto.RequestHeader, kind quotaKind, n int64,
 	bw := q.record(kind, user, client, float64(n))
 	var rq int64
 	if withRequest {
-		rq = q.record(quotaRequest, user, client, c.requestPercent())
+		rq = q.record(quotaRequest, user, client, c.requestPercent(hdr.APIKey))
 	}
 	c.quota.throttleMs = max(bw, rq)
 	return c.quota.throttleMs
@@ -95,7 +101,7 @@ func (c *conn) endQuota(hdr *kproto.RequestHeader, resp *response) time.Duration
 		if q == nil || quotaExempt(hdr.APIKey) {
 			return 0
 		}
-		ms = q.record(quotaRequest, c.quotaUser(), string(hdr.ClientID), c.requestPercent())
+		ms = q.record(quotaRequest, c.quotaUser(), string(hdr.ClientID), c.requestPercent(hdr.APIKey))
 		if ms > 0 && resp != nil {
 			patchThrottle(resp.buf, hdr.APIKey, hdr.APIVersion, ms)
 		}
