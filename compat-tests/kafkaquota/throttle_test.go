@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 	"github.com/zkafka/zkafka/zkafkatest"
 )
 
@@ -126,5 +127,26 @@ func TestRequestQuota(t *testing.T) {
 	}
 	if th, _ := resp.(kmsg.ThrottleResponse).Throttle(); th != 0 {
 		t.Errorf("another client id was throttled %d ms", th)
+	}
+}
+
+// An old producer (Produce v3, before KIP-219) does not back off by
+// itself; as in Kafka 3.7 its response comes at once with the throttle
+// time and the broker reads nothing more from its connection until the
+// time has passed, which holds it to the quota just the same.
+func TestProduceQuotaOldClient(t *testing.T) {
+	cl := twoBrokers(t)
+	ctx := ctxT(t, 3*time.Minute)
+	raw, _ := client(t, cl, "admin-raw")
+	setQuota(t, ctx, raw, 1, clientEntity("old"), "producer_byte_rate", mib, false)
+	old, told := client(t, cl, "old", kgo.MaxBufferedBytes(2*mib), kgo.MaxVersions(kversion.V0_11_0()),
+		kgo.ProducerBatchCompression(kgo.NoCompression()))
+	rate := produceFor(t, ctx, old, "t", 100<<10, 5*time.Second, 2000)
+	t.Logf("Produce v3 at a 1 MiB/s quota: %.2f MiB/s, %d throttles", rate/mib, told.n.Load())
+	if rate > 2*mib {
+		t.Errorf("old producer: %.2f MiB/s, want under 2 MiB/s", rate/mib)
+	}
+	if told.n.Load() == 0 {
+		t.Error("the old producer's responses carried no throttle time")
 	}
 }
