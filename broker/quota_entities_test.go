@@ -243,3 +243,27 @@ func TestThrottleFieldAt(t *testing.T) {
 		t.Fatalf("patched heartbeat: %v, throttle %d", err, back.ThrottleMillis)
 	}
 }
+
+// TestChangedQuotaEntity: the notifications Kafka writes for quota
+// entities (version 2 paths; version 1 type and name) name the entity to
+// reload; topics and brokers do not.
+func TestChangedQuotaEntity(t *testing.T) {
+	for _, tt := range []struct {
+		note string
+		e    quotaEntity
+		ok   bool
+	}{
+		{`{"version":2,"entity_path":"users/alice/clients/app"}`, quotaEntity{"alice", "app"}, true},
+		{`{"version":2,"entity_path":"users/<default>"}`, quotaEntity{user: quotaDefault}, true},
+		{`{"version":2,"entity_path":"clients/my%20app"}`, quotaEntity{client: "my%20app"}, true},
+		{`{"version":1,"entity_type":"clients","entity_name":"app"}`, quotaEntity{client: "app"}, true},
+		{`{"version":2,"entity_path":"topics/t"}`, quotaEntity{}, false},
+		{`{"version":2,"entity_path":"brokers/<default>"}`, quotaEntity{}, false},
+		{`not json`, quotaEntity{}, false},
+	} {
+		e, ok := changedQuotaEntity([]byte(tt.note))
+		if ok != tt.ok || e != tt.e {
+			t.Errorf("%s: %+v %v, want %+v %v", tt.note, e, ok, tt.e, tt.ok)
+		}
+	}
+}

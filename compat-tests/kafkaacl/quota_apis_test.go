@@ -24,7 +24,7 @@ func TestClientQuotaAPIsAuthorized(t *testing.T) {
 		ent.Type = "client-id" // the default client id
 		e.Entity = append(e.Entity, ent)
 		op := kmsg.NewAlterClientQuotasRequestEntryOp()
-		op.Key, op.Value = "producer_byte_rate", 1 << 30
+		op.Key, op.Value = "producer_byte_rate", 1<<30
 		e.Ops = append(e.Ops, op)
 		req.Entries = append(req.Entries, e)
 		return on[*kmsg.AlterClientQuotasResponse](t, m.client(who), 1, req).Entries[0].ErrorCode
