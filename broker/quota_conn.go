@@ -98,8 +98,8 @@ func (c *conn) endQuota(hdr *kproto.RequestHeader, resp *response) time.Duration
 	ms := c.quota.throttleMs
 	if ms < 0 {
 		q := c.b.quotas
-		if q == nil || quotaExempt(hdr.APIKey) {
-			return 0
+		if q == nil || quotaExempt(hdr.APIKey) || hdr.APIKey == kproto.KeyFetch && c.fetchReq.ReplicaID >= 0 {
+			return 0 // a follower's fetch that failed early is exempt too
 		}
 		ms = q.record(quotaRequest, c.quotaUser(), string(hdr.ClientID), c.requestPercent(hdr.APIKey))
 		if ms > 0 && resp != nil {
