@@ -83,6 +83,7 @@ func handleFetch(c *conn, hdr *kproto.RequestHeader, body []byte) (*response, er
 	}
 	fs := &c.fetch
 	head := kproto.FetchResponseHead{}
+	c.capFetchToQuota(hdr, req)
 	req, ok := c.openFetchSession(req, &head)
 	if !ok {
 		return c.writeFetch(hdr, req, &head, false), nil
@@ -91,8 +92,9 @@ func handleFetch(c *conn, hdr *kproto.RequestHeader, body []byte) (*response, er
 	for {
 		n, failed := c.gatherFetch(req)
 		if n >= int64(req.MinBytes) || failed || !time.Now().Before(deadline) {
+			throttled := c.throttleFetch(hdr, req, &head, n)
 			ok := c.answerFetchSession(req, &head)
-			return c.writeFetch(hdr, req, &head, ok), nil
+			return c.writeFetch(hdr, req, &head, ok && !throttled), nil
 		}
 		fs.releaseRanges()
 		if !c.waitForData(deadline) {
@@ -231,6 +233,7 @@ func (c *conn) fetchPartition(req *kproto.FetchRequest, t *topic, rp *kproto.Fet
 // waitForData parks on every fetched partition until an append, the
 // deadline, shutdown or a dead connection. It reports false on shutdown.
 func (c *conn) waitForData(deadline time.Time) bool {
+	defer c.parked(time.Now())
 	fs := &c.fetch
 	wake := make(chan struct{}, 1)
 	var parked []*partition

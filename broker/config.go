@@ -90,6 +90,8 @@ type Config struct {
 	// LeaderBalance is auto.leader.rebalance.enable and leader.imbalance.*
 	// (config_leader_balance.go).
 	LeaderBalance LeaderBalanceConfig
+	// Quota is quota.window.* (config_quota.go).
+	Quota QuotaConfig
 
 	// RequestHook, if set, sees every request before its handler and may
 	// delay it, drop its connection or answer it (request_hook.go); no
@@ -137,6 +139,7 @@ func DefaultConfig(dataDir string) Config {
 		Cleaner:                  DefaultCleanerConfig(),
 		InterBroker:              DefaultInterBrokerConfig(),
 		LeaderBalance:            DefaultLeaderBalanceConfig(),
+		Quota:                    DefaultQuotaConfig(),
 	}
 }
 
@@ -309,6 +312,9 @@ func applyOtherProperty(cfg *Config, p properties.Property, log *slog.Logger) er
 		return err
 	}
 	if ok, err := cfg.LeaderBalance.parseProperty(k, v); ok {
+		return err
+	}
+	if ok, err := cfg.Quota.parseProperty(k, v); ok {
 		return err
 	}
 	if ok, err := cfg.SASL.parseProperty(p, log); ok {

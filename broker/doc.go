@@ -38,6 +38,12 @@
 //	                interbroker_sasl.go the broker's own login on a SASL inter-broker
 //	                listener and the kgo options of all its clients of other brokers
 //	scram_store.go  the SCRAM credentials in /config/users, the broker's cache of them
+//	quota_*.go      client quotas (keys 48, 49): quota_store.go their znodes in /config/users
+//	                and /config/clients (beside the SCRAM keys), quota_entities.go Kafka's
+//	                precedence of the eight entity combinations, quota_rate.go the windowed
+//	                rate (quota.window.*, config_quota.go), quota_manager.go the meters and
+//	                throttle times, quota_conn.go throttle_time_ms in every response and the
+//	                muted connection
 //	config_zkclient.go  the ZooKeeper session's TLS, SASL and secure ACLs (zookeeper.set.acl,
 //	                zookeeper.ssl.*, the JAAS Client section; zkmeta.DialSecure)
 //	principal.go    a connection's principal: User:NAME (SASL), the certificate's DN, ANONYMOUS

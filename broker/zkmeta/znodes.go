@@ -78,6 +78,8 @@ const (
 	ConfigChangePrefix = ConfigChangesPath + "/config_change_"
 	// ConfigUsersPath holds the users' configs: SCRAM credentials, quotas.
 	ConfigUsersPath = "/config/users"
+	// ConfigClientsPath holds the client ids' configs: quotas.
+	ConfigClientsPath = "/config/clients"
 )
 
 // UserConfigPath is the config znode of a user, by its name as Kafka's
