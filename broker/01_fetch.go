@@ -42,8 +42,11 @@ import (
 //     consumers up to the high watermark; each follower fetch records the
 //     follower's log end offset (partition_replica.go), which moves the
 //     high watermark and the ISR. Nothing in a fetch changes the leader's
-//     log. Rack-aware preferred replicas (KIP-392) are not implemented:
-//     consumers fetch from leaders only.
+//     log;
+//   - fetch from the closest replica (KIP-392, fetch_replica.go): consumer
+//     fetches of v11+ are served by followers too, up to their high
+//     watermark, and leaders answer a consumer that names its rack with a
+//     preferred read replica under RackAwareReplicaSelector.
 
 func init() { regKey(kproto.KeyFetch, 0, kproto.FetchMaxVersion, handleFetch) }
 
@@ -136,7 +139,7 @@ func (c *conn) gatherFetch(req *kproto.FetchRequest) (total int64, failed bool) 
 			total += fp.rng.Len
 			// A diverged follower (its tags carry DivergingEpoch) is
 			// answered at once too.
-			failed = failed || fp.resp.ErrorCode != kproto.CodeNone || fp.resp.Tags != nil
+			failed = failed || fp.resp.ErrorCode != kproto.CodeNone || fp.resp.Tags != nil || fp.resp.PreferredReadReplica >= 0
 		}
 	}
 	return total, failed || refused > 0 && allowed == 0
@@ -162,7 +165,7 @@ func (c *conn) fetchPartition(req *kproto.FetchRequest, t *topic, rp *kproto.Fet
 		r.ErrorCode = kproto.CodeUnknownTopicOrPartition
 		return
 	}
-	part := t.partition(rp.Partition)
+	part := readableReplica(req, t, rp.Partition) // the leader's, or a follower's (fetch_replica.go)
 	if part == nil {
 		r.ErrorCode = kproto.CodeNotLeaderOrFollower
 		return
@@ -197,6 +200,10 @@ func (c *conn) fetchPartition(req *kproto.FetchRequest, t *topic, rp *kproto.Fet
 	}
 	if rp.FetchOffset < start || rp.FetchOffset > leo {
 		r.ErrorCode = kproto.CodeOffsetOutOfRange
+		return
+	}
+	if id := c.preferredReadReplica(req, part, rp.FetchOffset); id >= 0 {
+		r.PreferredReadReplica, fp.hw = id, hw // KIP-392: no records; answered at once
 		return
 	}
 	// Consumers read up to the high watermark, followers to the log end.
