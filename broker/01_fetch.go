@@ -42,7 +42,9 @@ import (
 //     consumers up to the high watermark; each follower fetch records the
 //     follower's log end offset (partition_replica.go), which moves the
 //     high watermark and the ISR. Nothing in a fetch changes the leader's
-//     log;
+//     log. A leader-throttled partition (throttle.go) gets no records for
+//     a follower out of the ISR while the leader's replication rate is
+//     over its bound;
 //   - fetch from the closest replica (KIP-392, fetch_replica.go): consumer
 //     fetches of v11+ are served by followers too, up to their high
 //     watermark, and leaders answer a consumer that names its rack with a
@@ -61,6 +63,9 @@ type fetchPart struct {
 	follower bool
 	// omit: an incremental session's answer leaves the partition out.
 	omit bool
+	// throttled: a follower fetch of a leader-throttled partition, whose
+	// bytes count against the leader's replication quota (throttle.go).
+	throttled bool
 }
 
 // bound is fp's read bound now.
@@ -216,7 +221,7 @@ func (c *conn) fetchPartition(req *kproto.FetchRequest, t *topic, rp *kproto.Fet
 	}
 	fp.hw = bound
 	limit := min(int64(rp.PartitionMaxBytes), budget)
-	if rp.FetchOffset >= bound || limit <= 0 && sofar > 0 {
+	if rp.FetchOffset >= bound || limit <= 0 && sofar > 0 || follower && c.leaderThrottle(part, req.ReplicaID, fp) {
 		return
 	}
 	rng, err := part.log.ReadBelow(rp.FetchOffset, int(max(limit, 1)), bound)
@@ -311,6 +316,9 @@ func (c *conn) writeFetch(hdr *kproto.RequestHeader, req *kproto.FetchRequest, h
 			if fp := &fs.parts[i][j]; withData && fp.rng.Len > 0 {
 				resp.ranges = append(resp.ranges, fp.rng)
 				c.b.metrics.sent(fp.part.topic, fp.rng.Len)
+				if fp.throttled {
+					c.b.repl.throttle.leader.Record(fp.rng.Len, time.Now())
+				}
 			}
 			fs.parts[i][j] = fetchPart{}
 		}
