@@ -67,26 +67,29 @@ func (c *conn) preferredReadReplica(req *kproto.FetchRequest, part *partition, o
 // readReplicaViews is the leader's view of itself and of the followers a
 // consumer at offset could read from: in the ISR, offset within their
 // log, and reachable (rackOf ok). ok is false when this broker does not
-// lead the partition.
+// lead the partition. rackOf is called without p.mu.
 func (p *partition) readReplicaViews(offset int64, now time.Time, rackOf func(int32) (string, bool)) (leader replica.ReplicaView, out []replica.ReplicaView, ok bool) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	ls := p.mu.leader
 	if p.mu.role != roleLeader || ls == nil {
+		p.mu.Unlock()
 		return leader, nil, false
 	}
 	leader = replica.ReplicaView{ID: p.self, LEO: p.log.NextOffset()}
-	leader.Rack, _ = rackOf(p.self)
 	for id, f := range ls.Followers {
 		start, known := p.mu.followerStarts[id]
-		if !slices.Contains(p.mu.isr, id) || f.LEO < offset || known && start > offset {
-			continue
+		if slices.Contains(p.mu.isr, id) && f.LEO >= offset && (!known || start <= offset) {
+			out = append(out, replica.ReplicaView{ID: id, LEO: f.LEO, SinceCaughtUp: now.Sub(f.LastCaughtUp)})
 		}
-		rack, reachable := rackOf(id)
-		if !reachable {
-			continue
-		}
-		out = append(out, replica.ReplicaView{ID: id, Rack: rack, LEO: f.LEO, SinceCaughtUp: now.Sub(f.LastCaughtUp)})
 	}
-	return leader, out, true
+	p.mu.Unlock()
+	leader.Rack, _ = rackOf(p.self)
+	reachable := out[:0]
+	for _, v := range out {
+		var ok bool
+		if v.Rack, ok = rackOf(v.ID); ok {
+			reachable = append(reachable, v)
+		}
+	}
+	return leader, reachable, true
 }
