@@ -123,6 +123,9 @@ func describeBrokerConfig(c *Config) []configEntry {
 		s("socket.request.max.bytes", strconv.Itoa(int(c.SocketRequestMaxBytes))),
 		s("log.retention.check.interval.ms", durMs(c.LogRetentionCheck)),
 	}
+	if c.Rack != "" {
+		out = append(out, s("broker.rack", c.Rack))
+	}
 	for k, v := range map[string]string{"ssl.keystore.password": c.SSL.KeystorePassword,
 		"ssl.key.password": c.SSL.KeyPassword, "ssl.truststore.password": c.SSL.TruststorePassword} {
 		if v != "" { // sensitive: the value is never answered

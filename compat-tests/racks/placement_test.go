@@ -63,6 +63,11 @@ func TestRackAwarePlacement(t *testing.T) {
 		}
 	}
 
+	rcs, err := adm.DescribeBrokerConfigs(ctxT(t), 3)
+	if v, src := source(t, rcs, "3", "broker.rack"); err != nil || v != "b" || src != kmsg.ConfigSourceStaticBrokerConfig {
+		t.Errorf("DescribeConfigs of broker 3: broker.rack %q %v %v", v, src, err)
+	}
+
 	if r, err := adm.CreateTopic(ctxT(t), 8, 2, nil, "placed"); err != nil || r.Err != nil {
 		t.Fatalf("create: %v %v", err, r.Err)
 	}
