@@ -249,9 +249,10 @@
 //
 // # Not implemented
 //
-// fetching from followers (KIP-392), transactions, message format
-// down-conversion (magic 0/1 produce gets UNSUPPORTED_FOR_MESSAGE_FORMAT),
-// dynamic broker configs other than the topic-default log.* keys and the
-// replication throttle rates (dynamic_config.go; the rates are stored, not
-// applied), quotas, SASL GSSAPI and OAUTHBEARER, delegation tokens.
+// transactions, message format down-conversion (magic 0/1 produce gets
+// UNSUPPORTED_FOR_MESSAGE_FORMAT), dynamic broker configs other than the
+// topic-default log.* keys and the replication throttle rates
+// (dynamic_config.go, throttle.go), replica.selector.class other than
+// RackAwareReplicaSelector, quotas, SASL GSSAPI and OAUTHBEARER,
+// delegation tokens.
 package broker
