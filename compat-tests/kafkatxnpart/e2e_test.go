@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
 )
 
@@ -57,8 +58,17 @@ func endToEnd(t *testing.T, seeds []string, leaderAddr func() string) {
 	}
 	cl := direct(t, leaderAddr())
 	end := latest(t, cl, "e2e", 0, 0)
-	// The next sequence: only the verification refuses it.
-	late := produceTxn(t, cl, txnID, "e2e", 0, txnBatch(pid, epoch, 6, "late"))
+	// The next sequence: only the verification refuses it. While the
+	// coordinator still writes the last commit's markers it answers
+	// CONCURRENT_TRANSACTIONS, which a produce gets as the retriable
+	// NOT_ENOUGH_REPLICAS (Kafka 3.7): retry then, as a producer does.
+	var late kmsg.ProduceResponseTopicPartition
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		late = produceTxn(t, cl, txnID, "e2e", 0, txnBatch(pid, epoch, 6, "late"))
+		if late.ErrorCode != kerr.NotEnoughReplicas.Code || time.Now().After(deadline) {
+			break
+		}
+	}
 	if late.ErrorCode != kerr.InvalidTxnState.Code {
 		t.Fatalf("a transactional batch after its transaction ended: %v (offset %d), want INVALID_TXN_STATE", kerr.ErrorForCode(late.ErrorCode), late.BaseOffset)
 	}
@@ -85,5 +95,6 @@ func TestEndToEndThreeBrokers(t *testing.T) {
 		t.Fatalf("create: %v %v", err, resp.Err)
 	}
 	leader := leaderOf(t, adm, "e2e", -1, 3)
+	waitLed(t, cl.Broker(leader), "e2e")
 	endToEnd(t, cl.Seeds(), func() string { return cl.Broker(leader).Addr })
 }

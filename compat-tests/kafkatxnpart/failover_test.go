@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
+	"github.com/zkafka/zkafka/compat-tests/internal/ktxn"
 )
 
 // leaderOf waits (20 s) until adm's broker names a leader of topic's
@@ -22,6 +23,20 @@ func leaderOf(t *testing.T, adm *kadm.Client, topic string, not int32, isr int) 
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("no leader of %s-0 (other than %d, ISR %d): %+v %v", topic, not, isr, td, err)
+		}
+	}
+}
+
+// waitLed waits until e answers ListOffsets for topic's partition 0: it
+// applied its leadership (the metadata may name it first).
+func waitLed(t *testing.T, e *env, topic string) {
+	t.Helper()
+	cl := direct(t, e.Addr)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := ktxn.Latest(cl, topic, 0, 0); err == nil {
+			return
+		} else if time.Now().After(deadline) {
+			t.Fatalf("%s never led %s-0: %v", e.Addr, topic, err)
 		}
 	}
 }
@@ -52,6 +67,7 @@ func TestFailoverKeepsTransactions(t *testing.T) {
 		t.Fatalf("create: %v %v", err, resp.Err)
 	}
 	old := leaderOf(t, adm, "fo", -1, 3)
+	waitLed(t, cl.Broker(old), "fo")
 	a, b, epochA, _ := txnScenario(t, clientish{direct(t, cl.Broker(old).Addr)}, "fo")
 	waitLSO(t, cl.Broker(old), "fo", 7)
 

@@ -3,6 +3,7 @@ package kafkatxnpart
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -15,6 +16,13 @@ import (
 // (4-5, marker 6) and an open one of a (7-8). It returns the pids.
 func txnScenario(t *testing.T, cl clientish, topic string) (a, b int64, epochA, epochB int16) {
 	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := ktxn.Latest(cl.c, topic, 0, 0); err == nil {
+			break // the broker leads the new topic's partition
+		} else if time.Now().After(deadline) {
+			t.Fatalf("%s-0 never led: %v", topic, err)
+		}
+	}
 	a, epochA = initPID(t, cl.c)
 	b, epochB = initPID(t, cl.c)
 	for _, step := range []struct {
