@@ -112,3 +112,5 @@ func consumeCommitted(t testing.TB, seeds []string, topic string, want int) []st
 	}
 	return got
 }
+
+func latestErr(cl clientish, topic string) (int64, error) { return ktxn.Latest(cl.c, topic, 0, 0) }

@@ -37,13 +37,28 @@ func Send[R kmsg.Response](cl *kgo.Client, req kmsg.Request) (R, error) {
 // Batch is a transactional record batch of (pid, epoch) from sequence
 // seq, one record per value (null keys).
 func Batch(pid int64, epoch int16, seq int32, values ...string) []byte {
+	kvs := make([][2]*string, len(values))
+	for i := range values {
+		kvs[i][1] = &values[i]
+	}
+	return KeyedBatch(pid, epoch, seq, kvs...)
+}
+
+// KeyedBatch is Batch with a key per record (nil: null).
+func KeyedBatch(pid int64, epoch int16, seq int32, kvs ...[2]*string) []byte {
 	var recs []byte
-	for i, v := range values {
+	for i, kv := range kvs {
+		v := *kv[1]
 		var r []byte
 		r = append(r, 0)
 		r = binary.AppendVarint(r, 0)
 		r = binary.AppendVarint(r, int64(i))
-		r = binary.AppendVarint(r, -1)
+		if k := kv[0]; k != nil {
+			r = binary.AppendVarint(r, int64(len(*k)))
+			r = append(r, *k...)
+		} else {
+			r = binary.AppendVarint(r, -1)
+		}
 		r = binary.AppendVarint(r, int64(len(v)))
 		r = append(r, v...)
 		r = binary.AppendVarint(r, 0)
@@ -55,13 +70,13 @@ func Batch(pid int64, epoch int16, seq int32, values ...string) []byte {
 	binary.BigEndian.PutUint32(b[8:], uint32(49+len(recs)))
 	b[16] = 2
 	binary.BigEndian.PutUint16(b[21:], 0x10) // transactional
-	binary.BigEndian.PutUint32(b[23:], uint32(len(values)-1))
+	binary.BigEndian.PutUint32(b[23:], uint32(len(kvs)-1))
 	binary.BigEndian.PutUint64(b[27:], uint64(ts))
 	binary.BigEndian.PutUint64(b[35:], uint64(ts))
 	binary.BigEndian.PutUint64(b[43:], uint64(pid))
 	binary.BigEndian.PutUint16(b[51:], uint16(epoch))
 	binary.BigEndian.PutUint32(b[53:], uint32(seq))
-	binary.BigEndian.PutUint32(b[57:], uint32(len(values)))
+	binary.BigEndian.PutUint32(b[57:], uint32(len(kvs)))
 	b = append(b, recs...)
 	FixCRC(b)
 	return b
