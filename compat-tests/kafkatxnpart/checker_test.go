@@ -1,7 +1,6 @@
 package kafkatxnpart
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -15,23 +14,6 @@ import (
 	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
 	"github.com/zkafka/zkafka/compat-tests/internal/ktxn"
 )
-
-// outcome is what a producer was told of one transaction.
-type outcome int8
-
-const (
-	committed outcome = iota
-	aborted
-	unknown // an error ended it: either is allowed, all or nothing
-)
-
-// checkedTxn is one transaction of the checker: its records
-// ("p{producer}-t{txn}-r{record}") and outcome.
-type checkedTxn struct {
-	name    string
-	records []string
-	outcome outcome
-}
 
 // TestTransactionChecker, in the spirit of Jepsen's: four transactional
 // producers (kgo) write transactions over the three partitions of an RF 3
@@ -73,7 +55,7 @@ func TestTransactionChecker(t *testing.T) {
 	}
 	var (
 		mu   sync.Mutex
-		all  []*checkedTxn
+		all  []*ktxn.Txn
 		done = make(chan struct{})
 		wg   sync.WaitGroup
 		made = make(chan struct{}, producers*txns)
@@ -85,11 +67,8 @@ func TestTransactionChecker(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(i), 7))
 			id := fmt.Sprintf("chk-%d", i)
 			for j := range txns {
-				tx := &checkedTxn{name: fmt.Sprintf("p%d-t%d", i, j)}
-				for k := range 1 + rng.IntN(6) {
-					tx.records = append(tx.records, fmt.Sprintf("%s-r%d", tx.name, k))
-				}
-				tx.outcome = runTxn(id, currentSeeds(), tx, rng.IntN(3) != 0, rng)
+				tx := ktxn.NewTxn(i, j, 1+rng.IntN(6))
+				ktxn.RunTxn(currentSeeds(), id, "chk", 3, tx, rng.IntN(3) != 0, rng)
 				mu.Lock()
 				all = append(all, tx)
 				mu.Unlock()
@@ -145,83 +124,16 @@ func TestTransactionChecker(t *testing.T) {
 			}
 		}
 	}
-	read := readCommittedAll(t, cl.Seeds())
-
-	counts := map[string]int{}
-	for _, v := range read {
-		counts[v]++
+	read, err := ktxn.ReadCommitted(runningSeeds(cl), "chk", 3, 5*time.Second, 60*time.Second)
+	if err != nil {
+		t.Fatal(err)
 	}
-	var stats [3]int
-	anomalies := 0
-	known := map[string]bool{}
-	for _, tx := range all {
-		stats[tx.outcome]++
-		seen := 0
-		for _, r := range tx.records {
-			known[r] = true
-			if counts[r] > 1 {
-				t.Errorf("%s read %d times", r, counts[r])
-				anomalies++
-			}
-			if counts[r] > 0 {
-				seen++
-			}
-		}
-		switch {
-		case tx.outcome == committed && seen != len(tx.records):
-			t.Errorf("committed %s: %d of its %d records read", tx.name, seen, len(tx.records))
-			anomalies++
-		case tx.outcome == aborted && seen != 0:
-			t.Errorf("aborted %s: %d of its records read", tx.name, seen)
-			anomalies++
-		case tx.outcome == unknown && seen != 0 && seen != len(tx.records):
-			t.Errorf("%s (outcome unknown): read partially, %d of %d", tx.name, seen, len(tx.records))
-			anomalies++
-		}
-	}
-	for v := range counts {
-		if !known[v] {
-			t.Errorf("read %q, which no transaction wrote", v)
-			anomalies++
-		}
+	stats, anomalies := ktxn.Check(all, read)
+	for _, a := range anomalies {
+		t.Error(a)
 	}
 	t.Logf("transactions committed %d, aborted %d, unknown outcome %d; records read %d; anomalies %d",
-		stats[committed], stats[aborted], stats[unknown], len(read), anomalies)
-}
-
-// runTxn runs tx as transactional id id (a new client each time, so that
-// a failed one leaves nothing behind: the next InitProducerId aborts what
-// it left open) and returns what the producer learned.
-func runTxn(id string, seeds []string, tx *checkedTxn, commit bool, rng *rand.Rand) outcome {
-	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
-	defer cancel()
-	p, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.TransactionalID(id), kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.TransactionTimeout(20*time.Second), kgo.RetryTimeout(30*time.Second), kgo.RecordDeliveryTimeout(30*time.Second))
-	if err != nil {
-		return aborted // nothing was written
-	}
-	defer p.Close()
-	if err := p.BeginTransaction(); err != nil {
-		return aborted
-	}
-	failed := false
-	for _, r := range tx.records {
-		rec := &kgo.Record{Topic: "chk", Partition: int32(rng.IntN(3)), Value: []byte(r)}
-		if err := p.ProduceSync(ctx, rec).FirstErr(); err != nil {
-			failed = true
-			break
-		}
-	}
-	if failed {
-		commit = false
-	}
-	if err := p.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
-		return unknown
-	}
-	if commit {
-		return committed
-	}
-	return aborted
+		stats[ktxn.Committed], stats[ktxn.Aborted], stats[ktxn.Unknown], len(read), len(anomalies))
 }
 
 // runningSeeds are the addresses of cl's running brokers. Only the test's
@@ -273,35 +185,4 @@ func findTxnCoordinator(t *testing.T, kc *kgo.Client, id string) int32 {
 			t.Fatalf("no coordinator for %s: %v %+v", id, err, r)
 		}
 	}
-}
-
-// readCommittedAll reads every partition of chk up to ends with a kgo
-// read_committed consumer and returns the values read.
-func readCommittedAll(t *testing.T, seeds []string) []string {
-	t.Helper()
-	offsets := map[int32]kgo.Offset{}
-	for p := int32(0); p < 3; p++ {
-		offsets[p] = kgo.NewOffset().AtStart()
-	}
-	c, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"chk": offsets}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	// Every transaction has ended (the LSO is the end): the reader is
-	// done once nothing more comes for 5 s (60 s at most).
-	var out []string
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		fs := c.PollFetches(ctx)
-		cancel()
-		n := 0
-		fs.EachRecord(func(r *kgo.Record) { out = append(out, string(r.Value)); n++ })
-		if n == 0 && ctx.Err() != nil {
-			break
-		}
-	}
-	return out
 }
