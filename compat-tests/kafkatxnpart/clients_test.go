@@ -50,3 +50,26 @@ func TestKcatReadCommitted(t *testing.T) {
 		t.Fatalf("kcat read_uncommitted: %q, want every record", got)
 	}
 }
+
+// TestConfluentTransactions runs confluent_txn_check.py (librdkafka's
+// transactional producer and read_committed consumer) against a broker
+// with the transaction coordinator and KIP-890 verification on.
+func TestConfluentTransactions(t *testing.T) {
+	e := kafkaenv.Start(t)
+	cmd := exec.Command("/usr/bin/python3", "confluent_txn_check.py", e.Addr)
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(120 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("confluent_txn_check.py did not finish in 120 s:\n%s", out)
+	}
+	if err != nil {
+		t.Fatalf("confluent_txn_check.py: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}
