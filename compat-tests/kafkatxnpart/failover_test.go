@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
 	"github.com/zkafka/zkafka/compat-tests/internal/ktxn"
 )
@@ -70,6 +71,10 @@ func TestFailoverKeepsTransactions(t *testing.T) {
 	waitLed(t, cl.Broker(old), "fo")
 	a, b, epochA, _ := txnScenario(t, clientish{direct(t, cl.Broker(old).Addr)}, "fo")
 	waitLSO(t, cl.Broker(old), "fo", 7)
+	follower := cl.Broker(old%3 + 1)
+	if code := marker(t, direct(t, follower.Addr), "fo", 0, a, epochA, 0, true); code != kerr.NotLeaderForPartition.Code {
+		t.Fatalf("a marker sent to a follower: %v, want NOT_LEADER_OR_FOLLOWER", kerr.ErrorForCode(code))
+	}
 
 	cl.Broker(old).Stop()
 	other := cl.Broker(1)
