@@ -93,8 +93,18 @@ func (p *partition) recordBatchLocked(b kproto.Batch, base int64) {
 		return
 	}
 	if b.Control() {
-		if kind, ce, ok := parseMarker(b); ok {
+		switch kind, ce, ok := parseMarker(b); {
+		case ok:
 			p.completeTxnLocked(b.ProducerID(), b.ProducerEpoch(), ce, base, kind == markerCommit)
+		case b.NumRecords() == 0:
+			// A marker the cleaner emptied: its whole transaction was
+			// cleaned away (Kafka's ProducerAppendInfo says the same), so
+			// it ends what a snapshot below it still has open.
+			ce := int32(-1)
+			if st := p.mu.producers[b.ProducerID()]; st != nil {
+				ce = st.coordinatorEpoch
+			}
+			p.completeTxnLocked(b.ProducerID(), b.ProducerEpoch(), ce, base, true)
 		}
 		return
 	}

@@ -142,3 +142,23 @@ func TestCleanerStopsAtTheLSO(t *testing.T) {
 		t.Fatalf("after the commit: %+v, want all 4 closed segments", segs)
 	}
 }
+
+// TestEmptiedMarkerEndsTheTransaction: a control batch the cleaner
+// emptied (no record) ends its producer's open transaction when the
+// state is rebuilt past it.
+func TestEmptiedMarkerEndsTheTransaction(t *testing.T) {
+	_, p := newTestBroker(t)
+	now := time.Now()
+	if res := p.appendBatch(txnTestBatch(5, 0, 0), now); res.code != kproto.CodeNone {
+		t.Fatal(res.code)
+	}
+	empty := kproto.Batch(kproto.AppendBatch(nil, kproto.BatchHeader{Attributes: kproto.AttrTransactional | kproto.AttrControl,
+		ProducerID: 5, ProducerEpoch: 0, BaseSequence: -1}, nil))
+	p.mu.Lock()
+	p.recordBatchLocked(empty, 1)
+	open := p.mu.producers[5].txnFirst
+	p.mu.Unlock()
+	if open != -1 || p.firstUnstable.Load() != math.MaxInt64 {
+		t.Fatalf("after an emptied marker: open transaction at %d, first unstable %d", open, p.firstUnstable.Load())
+	}
+}
