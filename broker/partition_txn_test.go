@@ -157,6 +157,8 @@ func TestEmptiedMarkerEndsTheTransaction(t *testing.T) {
 	p.mu.Lock()
 	p.recordBatchLocked(empty, 1)
 	open := p.mu.producers[5].txnFirst
+	p.hw.Store(2) // the high watermark passes the marker
+	p.hwMovedLocked()
 	p.mu.Unlock()
 	if open != -1 || p.firstUnstable.Load() != math.MaxInt64 {
 		t.Fatalf("after an emptied marker: open transaction at %d, first unstable %d", open, p.firstUnstable.Load())
