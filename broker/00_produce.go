@@ -98,6 +98,7 @@ func handleProduce(c *conn, hdr *kproto.RequestHeader, body []byte) (*response, 
 		}
 	}
 	if len(c.produceWaits) > 0 {
+		defer c.parked(time.Now())
 		deadline := time.Now().Add(time.Duration(max(req.TimeoutMillis, 0)) * time.Millisecond)
 		for _, w := range c.produceWaits {
 			if code := w.part.waitCommitted(w.end, w.minISR, deadline, c.b.done); code != kproto.CodeNone {
@@ -110,6 +111,9 @@ func handleProduce(c *conn, hdr *kproto.RequestHeader, body []byte) (*response, 
 	if hdr.APIVersion >= 10 {
 		c.addLeaderHints(resp)
 	}
+	// producer_byte_rate and request_percentage (quota_conn.go); acks=0 is
+	// exempt from the request quota, as in Kafka.
+	resp.ThrottleMillis = clampThrottle(c.throttleBytes(hdr, quotaProduce, int64(c.quota.bytes), req.Acks != 0))
 	if req.Acks == 0 {
 		if failed {
 			return nil, errors.New("produce with acks=0 failed; closing the connection as Kafka does")

@@ -103,7 +103,7 @@ func (c *conn) writeMarker(topicName string, index int32, m kmsg.WriteTxnMarkers
 	if t == nil || index < 0 || int(index) >= len(t.replicas) {
 		return markerWait{}, kproto.CodeUnknownTopicOrPartition
 	}
-	part := t.partition(index)
+	part := t.replica(index) // led or followed: a follower answers NOT_LEADER_OR_FOLLOWER (appendMarker)
 	if part == nil {
 		return markerWait{}, kproto.CodeUnknownTopicOrPartition
 	}

@@ -21,6 +21,11 @@ import (
 // DefaultConfig.
 type Config struct {
 	BrokerID int32 // broker.id
+	// Rack is broker.rack ("" for none): registered in /brokers/ids/{id},
+	// answered in Metadata and DescribeCluster, used by rack-aware
+	// replica placement (assign.go) and by the rack-aware replica
+	// selector (fetch_replica.go).
+	Rack string
 	// Listeners are "NAME://host:port" (listeners), each NAME's security
 	// protocol given by ListenerProtocols; PLAINTEXT, SSL, SASL_PLAINTEXT
 	// and SASL_SSL are served.
@@ -95,6 +100,8 @@ type Config struct {
 	// LeaderBalance is auto.leader.rebalance.enable and leader.imbalance.*
 	// (config_leader_balance.go).
 	LeaderBalance LeaderBalanceConfig
+	// Quota is quota.window.* (config_quota.go).
+	Quota QuotaConfig
 
 	// RequestHook, if set, sees every request before its handler and may
 	// delay it, drop its connection or answer it (request_hook.go); no
@@ -144,6 +151,7 @@ func DefaultConfig(dataDir string) Config {
 		Cleaner:                  DefaultCleanerConfig(),
 		InterBroker:              DefaultInterBrokerConfig(),
 		LeaderBalance:            DefaultLeaderBalanceConfig(),
+		Quota:                    DefaultQuotaConfig(),
 	}
 }
 
@@ -201,6 +209,8 @@ func parseProperties(r io.Reader, log *slog.Logger, kafkaOpts string) (Config, e
 			rel.brokerID = p
 		case "broker.id.generation.enable", "reserved.broker.max.id":
 			err = rel.setBrokerIDRule(p)
+		case "broker.rack":
+			cfg.Rack = v
 		case "listeners":
 			cfg.Listeners, err = listenersProp(v, false)
 		case "advertised.listeners":
@@ -321,6 +331,9 @@ func applyOtherProperty(cfg *Config, p properties.Property, log *slog.Logger) er
 		return err
 	}
 	if ok, err := cfg.LeaderBalance.parseProperty(k, v); ok {
+		return err
+	}
+	if ok, err := cfg.Quota.parseProperty(k, v); ok {
 		return err
 	}
 	if ok, err := cfg.SASL.parseProperty(p, log); ok {

@@ -38,6 +38,12 @@
 //	                interbroker_sasl.go the broker's own login on a SASL inter-broker
 //	                listener and the kgo options of all its clients of other brokers
 //	scram_store.go  the SCRAM credentials in /config/users, the broker's cache of them
+//	quota_*.go      client quotas (keys 48, 49): quota_store.go their znodes in /config/users
+//	                and /config/clients (beside the SCRAM keys), quota_entities.go Kafka's
+//	                precedence of the eight entity combinations, quota_rate.go the windowed
+//	                rate (quota.window.*, config_quota.go), quota_manager.go the meters and
+//	                throttle times, quota_conn.go throttle_time_ms in every response and the
+//	                muted connection
 //	config_zkclient.go  the ZooKeeper session's TLS, SASL and secure ACLs (zookeeper.set.acl,
 //	                zookeeper.ssl.*, the JAAS Client section; zkmeta.DialSecure)
 //	principal.go    a connection's principal: User:NAME (SASL), the certificate's DN, ANONYMOUS
@@ -55,8 +61,19 @@
 //	alter_partition.go  the leader's AlterPartition sender (56_alter_partition.go: the
 //	                controller's handler)
 //	replica/        package replica: leader epoch cache, ISR and high watermark rules,
-//	                truncation rules, follower fetchers, replication-offset-checkpoint
+//	                truncation rules, follower fetchers, replication-offset-checkpoint,
+//	                the rack-aware replica selector and the replication quotas
+//	fetch_replica.go  fetch from the closest replica (KIP-392): consumer fetches served by
+//	                followers, the leader's preferred read replica (replica.selector.class)
+//	throttle.go     the replication throttles (KIP-73): leader/follower rates and
+//	                throttled replicas
 //	producers.go    idempotent producer sequence tracking
+//	partition_txn.go  transactions on a partition: open transactions, COMMIT/ABORT
+//	                markers (27_write_txn_markers.go writes them), the last stable
+//	                offset, the aborted index (store/segment's .txnindex);
+//	                partition_txn_fetch.go read_committed reads, partition_txn_produce.go
+//	                transactional produce, partition_txn_verify.go and
+//	                txn_partition_verify.go KIP-890 verification with the coordinator
 //	delete_records.go  DeleteRecords on a partition: the leader's log start, the followers'
 //	                log starts from their fetches, the low watermark the answer waits for
 //	producer_snapshot.go  Kafka's {offset}.snapshot producer state files (roll, clean close)
@@ -74,7 +91,8 @@
 //	control_epochs.go  the controller and broker epochs that fence keys 4, 5 and 6
 //	shutdown_controlled.go  the broker's controlled shutdown (key 7 to the controller);
 //	                config_interbroker.go its keys and inter.broker.listener.name
-//	admin.go        topic creation, deletion, partition growth
+//	admin.go        topic creation, deletion, partition growth; assign.go replica placement
+//	                (Kafka's AdminUtils, rack-aware when the brokers have broker.rack)
 //	zkmeta/         package zkmeta: the ZooKeeper session with chroot, znode paths and JSON shapes
 //	config.go       Config and server.properties; config_rules.go the rules of its values;
 //	                topicconfig.go per-topic configs, topicconfig_alter.go their changes at
@@ -166,9 +184,11 @@
 //     fetch, ListOffsets and OffsetForLeaderEpoch are served from leaders
 //     only (NOT_LEADER_OR_FOLLOWER elsewhere), and appendBatch re-checks the
 //     role under partition.mu.
-//   - High watermark = last stable offset (no transactions) = the smallest
-//     log end offset of the ISR on a leader (broker/replica), raised only;
-//     consumers read up to it, followers to the log end. acks=1 answers
+//   - High watermark = the smallest log end offset of the ISR on a leader
+//     (broker/replica), raised only; consumers read up to it
+//     (read_committed: up to the last stable offset, min(first offset of
+//     an open or not yet replicated transaction, high watermark)),
+//     followers to the log end. acks=1 answers
 //     after the leader's append, acks=-1 when the high watermark passes
 //     the batch (or times out, or the ISR is below min.insync.replicas);
 //     fsync follows flush.messages / flush.ms (log.flush.interval.*), as
@@ -262,9 +282,10 @@
 //
 // # Not implemented
 //
-// fetching from followers (KIP-392), KIP-890 part 2, message format
-// down-conversion (magic 0/1 produce gets UNSUPPORTED_FOR_MESSAGE_FORMAT),
-// dynamic broker configs other than the topic-default log.* keys and the
-// replication throttle rates (dynamic_config.go; the rates are stored, not
-// applied), quotas, SASL GSSAPI and OAUTHBEARER, delegation tokens.
+// KIP-890 part 2, message format down-conversion (magic 0/1 produce gets
+// UNSUPPORTED_FOR_MESSAGE_FORMAT), dynamic broker configs other than the
+// topic-default log.* keys and the replication throttle rates
+// (dynamic_config.go, throttle.go), replica.selector.class other than
+// RackAwareReplicaSelector, quotas, SASL GSSAPI and OAUTHBEARER,
+// delegation tokens.
 package broker

@@ -93,8 +93,18 @@ func (p *partition) recordBatchLocked(b kproto.Batch, base int64) {
 		return
 	}
 	if b.Control() {
-		if kind, ce, ok := parseMarker(b); ok {
+		switch kind, ce, ok := parseMarker(b); {
+		case ok:
 			p.completeTxnLocked(b.ProducerID(), b.ProducerEpoch(), ce, base, kind == markerCommit)
+		case b.NumRecords() == 0:
+			// A marker the cleaner emptied: its whole transaction was
+			// cleaned away (Kafka's ProducerAppendInfo says the same), so
+			// it ends what a snapshot below it still has open.
+			ce := int32(-1)
+			if st := p.mu.producers[b.ProducerID()]; st != nil {
+				ce = st.coordinatorEpoch
+			}
+			p.completeTxnLocked(b.ProducerID(), b.ProducerEpoch(), ce, base, true)
 		}
 		return
 	}
@@ -191,9 +201,11 @@ func (p *partition) hwMovedLocked() {
 }
 
 // lastStableOffset is where read_committed reads stop: min(first offset
-// of an unstable transaction, high watermark). Read without p.mu.
+// of an unstable transaction, high watermark), and never below the log
+// start (DeleteRecords may delete an open transaction's first batches;
+// Kafka's maybeIncrementFirstUnstableOffset). Read without p.mu.
 func (p *partition) lastStableOffset() int64 {
-	first := p.firstUnstable.Load()
+	first := max(p.firstUnstable.Load(), p.log.StartOffset())
 	return min(first, p.hw.Load())
 }
 
@@ -229,4 +241,19 @@ func (p *partition) appendMarker(pid int64, epoch int16, coordinatorEpoch int32,
 	p.advanceLocked()
 	p.wakeLocked()
 	return base + 1, kproto.CodeNone, ""
+}
+
+// stableSegments are the closed segments the cleaner may clean: those
+// wholly below the last stable offset (Kafka's firstUncleanableOffset
+// includes the first unstable offset), so an open transaction's batches
+// and its marker-to-be are never compacted apart.
+func (p *partition) stableSegments() []segment.SegmentInfo {
+	segs := p.log.ClosedSegments()
+	lso := p.lastStableOffset()
+	for i, s := range segs {
+		if s.Next > lso {
+			return segs[:i]
+		}
+	}
+	return segs
 }

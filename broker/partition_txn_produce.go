@@ -27,8 +27,9 @@ func (c *conn) txnProduceDenied(req *kproto.ProduceRequest) bool {
 
 // verifyProduce verifies, in one request to the coordinator, the
 // partitions of req whose transactional batch would open a transaction
-// on a partition led here; nil when there are none or verification is
-// off. A batch of another producer than the first one's is not verified.
+// on a partition led here, of a topic the principal may write; nil when
+// there are none or verification is off. A batch of another producer than
+// the first one's is not verified (its append is refused).
 func (c *conn) verifyProduce(req *kproto.ProduceRequest) map[string]map[int32]produceVerdict {
 	if req.TransactionID == nil || !c.b.cfg.TxnPartitionVerification {
 		return nil
@@ -46,7 +47,7 @@ func (c *conn) verifyProduce(req *kproto.ProduceRequest) map[string]map[int32]pr
 	for i := range req.Topics {
 		rt := &req.Topics[i]
 		t := c.b.cluster.topic(rt.Topic)
-		if t == nil {
+		if t == nil || !c.allowedTopic(authz.OpWrite, rt.Topic) {
 			continue
 		}
 		for j := range rt.Partitions {

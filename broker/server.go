@@ -93,6 +93,9 @@ type Broker struct {
 	// credentials (scram_store.go).
 	sasl  map[string]*saslListener
 	scram *scramStore
+	// quotas are the client quotas and their meters (quota_manager.go);
+	// nil in tests that build a Broker by hand (nothing is throttled).
+	quotas *quotaManager
 	// acls is the ACL authorizer (nil without authorizer.class.name;
 	// acl_authorizer.go), set by New.
 	acls *aclAuthorizer
@@ -152,6 +155,7 @@ func New(cfg Config, log *slog.Logger) (*Broker, error) {
 		return nil, err
 	}
 	b.scram = newScramStore(b)
+	b.quotas = newQuotaManager(cfg.Quota, b.now)
 	b.initReplication()
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.ZooKeeperSessionTimeout)
 	defer cancel()
@@ -174,6 +178,11 @@ func New(cfg Config, log *slog.Logger) (*Broker, error) {
 		zkc.Close()
 		b.closePartitions()
 		return nil, fmt.Errorf("loading SCRAM credentials from %s: %w", zkmeta.ConfigUsersPath, err)
+	}
+	if err := b.loadQuotas(); err != nil {
+		zkc.Close()
+		b.closePartitions()
+		return nil, fmt.Errorf("loading client quotas from /config/users and /config/clients: %w", err)
 	}
 	b.goTracked("retention", b.retentionLoop)
 	b.cleaner = newLogCleaner(b)
@@ -331,6 +340,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	b.mu.closing = true
 	b.goroutines.Close()
 	close(b.done)
+	b.txnVerify.close() // ends the verifications in flight (txn_partition_verify.go)
 	b.repl.fetchers.Stop()
 	for l := range b.mu.listeners {
 		l.Close()
@@ -352,7 +362,6 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	b.groups.stop()
 	b.txns.stop()
 	b.checkpointHighWatermarks()
-	b.txnVerify.close()
 	b.closePartitions()
 	b.zk.Close()
 	return errors.Join(err, b.stopMetrics(ctx))

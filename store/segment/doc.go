@@ -35,6 +35,7 @@
 //	  00000000000000001337.log        the active segment: appends go here
 //	  00000000000000001337.index
 //	  00000000000000001337.timeindex
+//	  00000000000000001337.txnindex   aborted transactions (txnindex.go), once one is
 //	  log-start-offset                the start offset set by SetStartOffset ("1200\n")
 //	  00000000000000000000.log.cleaned  a rewrite in progress (clean.go), with
 //	  00000000000000000000.swap         .index.cleaned, .timeindex.cleaned and

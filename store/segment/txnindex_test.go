@@ -168,3 +168,22 @@ func TestTxnIndexRewriteKeepsKeptMarkers(t *testing.T) {
 		t.Fatalf("after reopen: %v, want %v", got, exp)
 	}
 }
+
+func TestTxnIndexGoesWithRetention(t *testing.T) {
+	dir := t.TempDir()
+	l, want := txnLog(t, dir)
+	defer l.Close()
+	l.SetLimits(Options{SegmentBytes: 10 * (HeaderSize + 40), RetentionBytes: 2 * 10 * (HeaderSize + 40)})
+	n, err := l.EnforceRetention()
+	if err != nil || n != 2 {
+		t.Fatalf("EnforceRetention: %d segments, %v; want 2", n, err)
+	}
+	for _, base := range []int64{0, 10} {
+		if _, err := os.Stat(filepath.Join(dir, segmentName(base, ".txnindex"))); !os.IsNotExist(err) {
+			t.Fatalf("segment %d's .txnindex after retention: %v", base, err)
+		}
+	}
+	if got := l.AbortedTxns(l.StartOffset(), 40); !slices.Equal(got, want[2:]) {
+		t.Fatalf("after retention: %v, want %v", got, want[2:])
+	}
+}
