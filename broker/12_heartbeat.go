@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"time"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/zkafka/zkafka/broker/authz"
 	"github.com/zkafka/zkafka/kproto"
@@ -36,21 +38,15 @@ func handleHeartbeat(r groupRequest, req *kmsg.HeartbeatRequest) kmsg.Response {
 		resp.ErrorCode = ec(kproto.CodeUnknownMemberID)
 		return resp
 	}
+	instanceID := ""
+	if req.InstanceID != nil {
+		instanceID = *req.InstanceID
+	}
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	m, code := g.checkMemberLocked(req.MemberID, req.InstanceID, req.Generation)
-	if code != 0 {
-		resp.ErrorCode = code
-		return resp
-	}
-	switch g.state {
-	case groupEmpty:
-		resp.ErrorCode = ec(kproto.CodeUnknownMemberID)
-	case groupPreparingRebalance:
-		g.scheduleHeartbeatLocked(m)
-		resp.ErrorCode = ec(kproto.CodeRebalanceInProgress)
-	default:
-		g.scheduleHeartbeatLocked(m)
-	}
+	out := g.stepLocked(func(time.Time) {
+		resp.ErrorCode = g.heartbeat(req.MemberID, instanceID, req.Generation)
+	})
+	g.mu.Unlock()
+	g.finish(out)
 	return resp
 }

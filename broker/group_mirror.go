@@ -260,3 +260,24 @@ func (m *mirror) ensurePath(p string) error {
 	}
 	return nil
 }
+
+// ownersLocked decodes the consumer protocol assignments: partition →
+// member id. Nil for other protocol types. g.mu held.
+func (g *group) ownersLocked() map[topicPartition]string {
+	if g.protocolType != "consumer" {
+		return nil
+	}
+	out := map[topicPartition]string{}
+	for _, m := range g.members {
+		var a kmsg.ConsumerMemberAssignment
+		if len(m.assignment) == 0 || a.ReadFrom(m.assignment) != nil {
+			continue
+		}
+		for _, t := range a.Topics {
+			for _, p := range t.Partitions {
+				out[topicPartition{t.Topic, p}] = m.id
+			}
+		}
+	}
+	return out
+}
