@@ -15,7 +15,8 @@ import (
 // id FENCED_INSTANCE_ID (v3+), wrong generation ILLEGAL_GENERATION; then
 // by state: Empty UNKNOWN_MEMBER_ID, PreparingRebalance
 // REBALANCE_IN_PROGRESS (the member must rejoin), CompletingRebalance
-// and Stable none.
+// and Stable none. While the group's partition is being loaded
+// (group_load.go) the answer is NONE, as Kafka's.
 
 func init() { regKey(kproto.KeyHeartbeat, 0, 4, groupHandler(handleHeartbeat)) }
 
@@ -30,6 +31,9 @@ func handleHeartbeat(r groupRequest, req *kmsg.HeartbeatRequest) kmsg.Response {
 		return resp
 	}
 	g, code := r.c.b.groups.lookup(req.Group, false)
+	if code == ec(kproto.CodeCoordinatorLoadInProgress) {
+		return resp // as Kafka: the group is still loading, so NONE, blindly
+	}
 	if code != 0 {
 		resp.ErrorCode = code
 		return resp

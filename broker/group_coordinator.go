@@ -68,6 +68,11 @@ type coordinator struct {
 	mu struct {
 		sync.Mutex
 		groups map[string]*group
+		// loading: offsets partition → the leader epoch whose groups
+		// are being loaded (their requests answer
+		// COORDINATOR_LOAD_IN_PROGRESS); loaded: the epoch whose load
+		// ran or runs (group_load.go).
+		loading, loaded map[int32]int32
 	}
 }
 
@@ -75,6 +80,7 @@ func newCoordinator(b *Broker) *coordinator {
 	c := &coordinator{b: b, cfg: b.cfg.Groups, now: time.Now}
 	c.cfg.fillDefaults()
 	c.mu.groups = map[string]*group{}
+	c.mu.loading, c.mu.loaded = map[int32]int32{}, map[int32]int32{}
 	c.mirror = newMirror(b)
 	return c
 }
@@ -101,65 +107,6 @@ func (c *coordinator) stop() {
 		g.mu.Unlock()
 		g.finish(out)
 	}
-}
-
-// lookup returns the group if this broker coordinates it, loading it from
-// ZooKeeper when it is not in memory. With create, a missing group is
-// created Empty. The code is NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE
-// (ZooKeeper failed) or 0; g is nil when the group does not exist.
-func (c *coordinator) lookup(name string, create bool) (*group, int16) {
-	epoch, ok := c.b.coordinatorEpoch(name)
-	if !ok {
-		c.unload(name)
-		return nil, ec(kproto.CodeNotCoordinator)
-	}
-	c.mu.Lock()
-	g := c.mu.groups[name]
-	c.mu.Unlock()
-	if g != nil {
-		g.mu.Lock()
-		stale := g.epoch != epoch && g.state != groupDead
-		g.mu.Unlock()
-		if !stale {
-			return g, 0
-		}
-		// Loaded in an earlier term of the partition here: what the
-		// coordinators in between wrote is in ZooKeeper.
-		c.unload(name)
-	}
-	loaded, err := c.loadGroup(name)
-	if err != nil {
-		c.b.log.Warn("loading group from ZooKeeper", "group", name, "err", err)
-		return nil, ec(kproto.CodeCoordinatorNotAvailable)
-	}
-	if loaded == nil {
-		if !create {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			return c.mu.groups[name], 0
-		}
-		loaded = c.newGroup(name)
-	}
-	loaded.epoch = epoch
-	loaded.mu.Lock()
-	loaded.restoreMembersLocked() // its timers are stopped below if it is not published
-	out := loaded.takeLocked()
-	loaded.mu.Unlock()
-	c.mu.Lock()
-	g = c.mu.groups[name]
-	if g == nil {
-		c.mu.groups[name] = loaded
-	}
-	c.mu.Unlock()
-	if g != nil { // loaded meanwhile by another request
-		loaded.mu.Lock()
-		loaded.stopTimers()
-		loaded.takeLocked()
-		loaded.mu.Unlock()
-		return g, 0
-	}
-	loaded.finish(out) // restored: its /ids and /owners again
-	return loaded, 0
 }
 
 func (c *coordinator) newGroup(name string) *group {
