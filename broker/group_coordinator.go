@@ -14,12 +14,18 @@ import (
 // The group coordinator: classic consumer groups (Kafka's
 // GroupCoordinator), with committed offsets, group membership and the
 // group metadata record kept in ZooKeeper (group_store.go,
-// group_records.go); __consumer_offsets carries a copy of each.
+// group_records.go); __consumer_offsets carries a copy of each. A
+// group's membership is a pure state machine (group_machine.go,
+// group_state.go, group_sync.go) run by a shell (group_shell.go) that
+// owns the lock, the timers and the waiting requests; the /ids and
+// /owners mirror is group_mirror.go.
 //
 // Which broker coordinates a group: the leader of the group's partition
 // of __consumer_offsets (offsets_topic.go; FindCoordinator answers it;
 // every other broker answers NOT_COORDINATOR). A group's in-memory state
-// is loaded from ZooKeeper when first touched, its generation and
+// is loaded from ZooKeeper when its partition's leadership comes here
+// (COORDINATOR_LOAD_IN_PROGRESS meanwhile, group_load.go) or when first
+// touched, its generation and
 // protocol from the group metadata znode (group_records.go), and dropped
 // when the partition's leadership leaves this broker or changes epoch,
 // so a coordinator that moved away and back does not serve stale state. The offsets of a group that
@@ -32,9 +38,10 @@ import (
 // under group.mu, run it unlocked and apply the result under group.mu
 // again (by znode mzxid, so memory ends where ZooKeeper ends); the
 // membership mirror (/ids, /owners) is written by one ordered worker
-// (mirror) from snapshots. Timers (session, rebalance, initial delay)
-// are time.AfterFunc callbacks that take group.mu and check a sequence
-// number, so a stale timer does nothing.
+// (mirror) from snapshots. The machine's timers (session, pending member,
+// join phase, sync) are time.AfterFunc callbacks of the shell that take
+// group.mu and pass the machine the timer's sequence number, so a stale
+// timer does nothing.
 
 // Error codes kproto does not name.
 const (
