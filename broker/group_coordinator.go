@@ -75,11 +75,13 @@ type coordinator struct {
 	mu struct {
 		sync.Mutex
 		groups map[string]*group
-		// loading: offsets partition → the leader epoch whose groups
-		// are being loaded (their requests answer
-		// COORDINATOR_LOAD_IN_PROGRESS); loaded: the epoch whose load
-		// ran or runs (group_load.go).
-		loading, loaded map[int32]int32
+		// loaded: offsets partition → the leader epoch whose load ran
+		// or runs; listing: closed once the load has listed
+		// /consumers; loading: the epoch whose groups are being loaded
+		// (their requests answer COORDINATOR_LOAD_IN_PROGRESS).
+		// group_load.go.
+		loaded, loading map[int32]int32
+		listing         map[int32]chan struct{}
 	}
 }
 
@@ -88,6 +90,7 @@ func newCoordinator(b *Broker) *coordinator {
 	c.cfg.fillDefaults()
 	c.mu.groups = map[string]*group{}
 	c.mu.loading, c.mu.loaded = map[int32]int32{}, map[int32]int32{}
+	c.mu.listing = map[int32]chan struct{}{}
 	c.mirror = newMirror(b)
 	return c
 }

@@ -13,9 +13,12 @@ import (
 // GroupMetadataManager loads the partition; until the load ends, their
 // requests answer COORDINATOR_LOAD_IN_PROGRESS (retriable: clients back
 // off and retry) instead of waiting on ZooKeeper on a connection's
-// reader. Heartbeats answer NONE meanwhile, as Kafka's do. A group the
-// load did not find (created since, or its load failed) is loaded when
-// first touched (lookup).
+// reader. Heartbeats answer NONE meanwhile, as Kafka's do. The load
+// first lists /consumers; a request arriving during that one read waits
+// for it, and only partitions that have groups are then loading (a new
+// cluster's first groups never see the error). A group the load did not
+// find (created since, or its load failed) is loaded when first touched
+// (lookup).
 
 // lookup returns the group if this broker coordinates it, loading it from
 // ZooKeeper when it is not in memory. With create, a missing group is
@@ -29,6 +32,18 @@ func (c *coordinator) lookup(name string, create bool) (*group, int16) {
 		return nil, ec(kproto.CodeNotCoordinator)
 	}
 	_, p, _ := c.b.offsetsPartitionFor(name)
+	c.mu.Lock()
+	listed := c.mu.listing[p]
+	c.mu.Unlock()
+	if listed != nil {
+		// One ZooKeeper read tells whether the partition has groups to
+		// load.
+		select {
+		case <-listed:
+		case <-c.b.done:
+			return nil, ec(kproto.CodeNotCoordinator)
+		}
+	}
 	c.mu.Lock()
 	g := c.mu.groups[name]
 	loading, isLoading := c.mu.loading[p]
@@ -100,6 +115,7 @@ func (c *coordinator) lookupIn(name string, create bool, epoch int32) (*group, i
 // offsetsLeadershipChanged.
 func (c *coordinator) startLoads(t *topic) {
 	todo := map[int32]int32{}
+	listed := make(chan struct{})
 	c.mu.Lock()
 	for p, part := range t.parts {
 		p := int32(p)
@@ -112,44 +128,68 @@ func (c *coordinator) startLoads(t *topic) {
 		if e, ok := c.mu.loaded[p]; ok && e == epoch {
 			continue
 		}
-		c.mu.loaded[p], c.mu.loading[p] = epoch, epoch
+		c.mu.loaded[p] = epoch
+		c.mu.listing[p] = listed
 		todo[p] = epoch
 	}
 	c.mu.Unlock()
 	if len(todo) == 0 {
 		return
 	}
-	if !c.b.goTracked("group-load", func() { c.loadPartitions(todo) }) {
-		c.loadsDone(todo)
+	if !c.b.goTracked("group-load", func() { c.loadPartitions(todo, listed) }) {
+		c.listed(todo, listed, nil)
 	}
 }
 
+// listed ends the listing of the partitions in todo; those with groups
+// in names (partition → groups) are loading from now on.
+func (c *coordinator) listed(todo map[int32]int32, ch chan struct{}, names map[int32][]string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for p, e := range todo {
+		if c.mu.listing[p] == ch {
+			delete(c.mu.listing, p)
+		}
+		if len(names[p]) > 0 && c.mu.loaded[p] == e {
+			c.mu.loading[p] = e
+		}
+	}
+	close(ch)
+}
+
 // loadPartitions loads every group of the partitions in todo
-// (partition → epoch), then lets their requests in.
-func (c *coordinator) loadPartitions(todo map[int32]int32) {
-	defer c.loadsDone(todo)
-	names, err := c.b.zk.Children("/consumers")
-	if errors.Is(err, zk.ErrNoNode) {
-		return
-	} else if err != nil {
+// (partition → epoch), then lets their requests in. Only partitions
+// that have groups answer COORDINATOR_LOAD_IN_PROGRESS, once /consumers
+// is listed: a new cluster's first groups never wait.
+func (c *coordinator) loadPartitions(todo map[int32]int32, ch chan struct{}) {
+	all, err := c.b.zk.Children("/consumers")
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
 		c.b.log.Warn("loading groups from ZooKeeper", "partitions", len(todo), "err", err)
-		return
 	}
+	names := map[int32][]string{}
+	for _, name := range all {
+		if _, p, ok := c.b.offsetsPartitionFor(name); ok {
+			if _, mine := todo[p]; mine {
+				names[p] = append(names[p], name)
+			}
+		}
+	}
+	c.listed(todo, ch, names)
+	defer c.loadsDone(todo)
 	n := 0
-	for _, name := range names {
-		_, p, ok := c.b.offsetsPartitionFor(name)
-		want, mine := todo[p]
-		if !ok || !mine {
-			continue
-		}
-		if epoch, ok := c.b.coordinatorEpoch(name); !ok || epoch != want {
-			continue // moved on meanwhile
-		}
-		if g, code := c.lookupIn(name, false, want); code == 0 && g != nil {
-			n++
+	for p, want := range todo {
+		for _, name := range names[p] {
+			if epoch, ok := c.b.coordinatorEpoch(name); !ok || epoch != want {
+				break // moved on meanwhile
+			}
+			if g, code := c.lookupIn(name, false, want); code == 0 && g != nil {
+				n++
+			}
 		}
 	}
-	c.b.log.Info("loaded groups of "+offsetsTopic, "partitions", len(todo), "groups", n)
+	if n > 0 {
+		c.b.log.Info("loaded groups of "+offsetsTopic, "partitions", len(todo), "groups", n)
+	}
 }
 
 func (c *coordinator) loadsDone(todo map[int32]int32) {
