@@ -91,7 +91,12 @@
 //	config.go       Config and server.properties; config_rules.go the rules of its values;
 //	                topicconfig.go per-topic configs, topicconfig_alter.go their changes at
 //	                run time (keys 33, 44), config_changes.go the /config/changes watch
-//	group_*.go      the group coordinator: state machine, ZooKeeper store, expiry;
+//	group_*.go      the group coordinator: group_machine.go the pure membership state
+//	                machine (group_state.go the join phase, group_sync.go the rest;
+//	                scripts in testdata/group), group_shell.go its lock, timers and
+//	                replies, group_store.go the offset-commit pipeline, group_mirror.go
+//	                /ids and /owners, group_load.go loading a partition's groups
+//	                (COORDINATOR_LOAD_IN_PROGRESS), group_expiry.go offset expiry;
 //	                group_records.go the group metadata record (/consumers/{g}/group-metadata,
 //	                the generation stored before it is answered; members restored on a move)
 //	                and the records appended to __consumer_offsets
