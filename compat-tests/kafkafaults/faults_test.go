@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/zkafka/zkafka/compat-tests/internal/faultproxy"
+	"github.com/zkafka/zkafka/internal/faultproxy"
 	"github.com/zkafka/zkafka/compat-tests/internal/kcluster"
 )
 
