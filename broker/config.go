@@ -95,6 +95,12 @@ type Config struct {
 	// delay it, drop its connection or answer it (request_hook.go); no
 	// server.properties key sets it. Test harnesses use it.
 	RequestHook RequestHook
+	// InterBrokerDial, if set, opens this broker's connections to other
+	// brokers (and to itself) in place of a plain TCP dial
+	// (interbroker_dial.go); no server.properties key sets it. Test
+	// harnesses use it to route each pair of brokers through its own
+	// proxy.
+	InterBrokerDial InterBrokerDialer
 
 	// topicDefaults are broker defaults of topic configs given in
 	// server.properties that Config has no field for (min.insync.replicas,

@@ -23,7 +23,9 @@
 //	                opening with its version notes and registering its range (regKey)
 //	registry.go     the registry, dispatch rules, ApiVersions' table
 //	request_hook.go Config.RequestHook: a test harness's view of each request before its
-//	                handler (delay, drop the connection, or answer in its place); nil by default
+//	                handler (delay, drop the connection, or answer in its place); nil by default;
+//	                interbroker_dial.go Config.InterBrokerDial: a harness's dialer for the
+//	                broker's connections to other brokers (one proxy per pair); nil by default
 //	server.go       Broker, New/Serve/Shutdown, one accept loop per listener, tracked goroutines
 //	endpoints.go    the listeners registered in /brokers/ids, each client answered with its own
 //	config_tls.go   listener.security.protocol.map and ssl.*; config_listener_ssl.go the

@@ -16,9 +16,10 @@ import (
 )
 
 // brokerServer is one broker of the cluster. Clients reach it through the
-// link Clients → it, the other brokers through the link OtherBrokers → it
-// (its inter-broker listener, INTERNAL), whose addresses it advertises; it
-// reaches each ZooKeeper server through its own link.
+// link Clients → it, the other brokers through their pair links to it
+// (its inter-broker listener, INTERNAL, advertised at the link
+// OtherBrokers → it; see interbroker.go); it reaches each ZooKeeper server
+// through its own link.
 type brokerServer struct {
 	id     int32
 	cfg    broker.Config
@@ -85,12 +86,13 @@ func (c *Cluster) newBrokers() error {
 			cfg.ZooKeeperSessionTimeout = c.cfg.sessionLimit
 		}
 		cfg.RequestHook = c.hooks.kafka
+		cfg.InterBrokerDial = c.interBrokerDial(id)
 		for _, mod := range c.cfg.brokerMods {
 			mod(&cfg)
 		}
 		c.brokers = append(c.brokers, &brokerServer{id: id, cfg: cfg})
 	}
-	return nil
+	return c.addPairLinks()
 }
 
 // startBroker starts broker s on its data, waits until it has registered
@@ -121,7 +123,9 @@ func (c *Cluster) startBroker(s *brokerServer) error {
 	s.b, s.served = b, make(chan error, 1)
 	go func() { s.served <- b.ServeListeners(ls) }()
 	c.net.get(Clients, Broker(s.id)).setTarget(ls[0].Addr().String())
-	c.net.get(OtherBrokers, Broker(s.id)).setTarget(ls[1].Addr().String())
+	for _, k := range c.net.brokerLinks(Broker(s.id)) {
+		k.setTarget(ls[1].Addr().String())
+	}
 	deadline := time.Now().Add(2*s.cfg.ZooKeeperSessionTimeout + 10*time.Second)
 	for {
 		ok, st, err := c.admin.Exists(path)
@@ -174,7 +178,9 @@ func (c *Cluster) stopBroker(s *brokerServer, hard bool) error {
 // downBroker closes the links to broker m and refuses new connections.
 func (c *Cluster) downBroker(m Member) {
 	c.net.get(Clients, m).setTarget("")
-	c.net.get(OtherBrokers, m).setTarget("")
+	for _, k := range c.net.brokerLinks(m) {
+		k.setTarget("")
+	}
 }
 
 // adminSession is the harness's own ZooKeeper session, through links no

@@ -100,13 +100,13 @@ func (c *Cluster) stop(m Member, hard bool) error {
 }
 
 // Pause freezes member m as SIGSTOP would: on every link from or to it
-// (its clients', the other brokers', its ZooKeeper sessions', its peers')
-// no byte passes either way, connections stay open and new ones are
-// accepted, until Resume. Its peers see it time out: a paused broker's
-// ZooKeeper session expires after its timeout, a paused ZooKeeper leader
-// loses its leadership. Unlike a stopped process, a paused broker still
-// runs inside: what it sends the other brokers (its fetches as a
-// follower) still passes, as Cut explains.
+// (its clients', the other brokers' and its own inter-broker links, its
+// ZooKeeper sessions', its peers') no byte passes either way, connections
+// stay open and new ones are accepted, until Resume. Its peers see it time
+// out: a paused broker's ZooKeeper session expires after its timeout, a
+// paused ZooKeeper leader loses its leadership, a paused follower leaves
+// the ISR. Unlike a stopped process, a paused member still runs inside
+// (its timers fire, its connections to itself pass).
 func (c *Cluster) Pause(m Member) error { return c.setPaused(m, true) }
 
 // Resume undoes Pause: the bytes held flow on.
@@ -124,16 +124,17 @@ func (c *Cluster) setPaused(m Member, paused bool) error {
 
 // Cut breaks the network between a and b both ways: their connections
 // are reset at once and new ones are reset as they come, until Heal. The
-// pairs that have links: Clients and a member (the test's clients);
-// OtherBrokers and a broker (the other brokers' connections to its
-// inter-broker listener: replica fetches, the controller's requests); a
-// broker and a ZooKeeper server (its session); two ZooKeeper servers
-// (their raft traffic). What a broker sends the other brokers travels on
-// their OtherBrokers links, shared by every broker, so it cannot be cut
-// apart: Cut(OtherBrokers, Broker(n)) stops what the others send broker
-// n (its followers' fetches), not what broker n sends them; and if broker
-// n is the controller, its own requests to the controller (an ISR change
-// it leads) are cut too.
+// pairs that have links: Clients and a member (the test's clients); two
+// brokers (their inter-broker connections both ways: replica fetches, the
+// controller's requests, AlterPartition; each still reaches ZooKeeper and
+// its clients); OtherBrokers and a broker (every connection to its
+// inter-broker listener: the other brokers', and its own, as the
+// controller's to itself); a broker and a ZooKeeper server (its session);
+// two ZooKeeper servers (their raft traffic).
+//
+// Cutting broker m from broker n when one of them is the controller also
+// cuts what the controller says to the other (LeaderAndIsr,
+// UpdateMetadata) and the other's AlterPartition to it.
 func (c *Cluster) Cut(a, b Member) error { return c.setCut(a, b, true) }
 
 // Heal undoes Cut between a and b.
@@ -160,8 +161,13 @@ func (c *Cluster) HealAll() {
 
 func (c *Cluster) setCut(a, b Member, cut bool) error {
 	links := c.net.between(a, b)
+	if a == OtherBrokers && b.Kind == KindBroker {
+		links = c.net.brokerLinks(b)
+	} else if b == OtherBrokers && a.Kind == KindBroker {
+		links = c.net.brokerLinks(a)
+	}
 	if len(links) == 0 {
-		return fmt.Errorf("zkafkatest: no link between %s and %s (the brokers reach a broker through its link from %s)", a, b, OtherBrokers)
+		return fmt.Errorf("zkafkatest: no link between %s and %s", a, b)
 	}
 	for _, k := range links {
 		k.setCut(cut)
