@@ -13,6 +13,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkafka/zkafka/broker"
+	"github.com/zkafka/zkafka/internal/faultfs"
 )
 
 // brokerServer is one broker of the cluster. Clients reach it through the
@@ -25,6 +26,9 @@ type brokerServer struct {
 	cfg    broker.Config
 	b      *broker.Broker // nil while down
 	served chan error
+	// fs is the running broker's partition logs' file system, which Kill
+	// crashes (nil when ConfigureBroker set a LogFS of its own).
+	fs *faultfs.FS
 }
 
 // ownKeys are the server.properties keys the harness sets itself.
@@ -104,7 +108,13 @@ func (c *Cluster) startBroker(s *brokerServer) error {
 	if err != nil {
 		return err
 	}
-	b, err := broker.New(s.cfg, c.log.With("server", Broker(s.id).String()))
+	cfg := s.cfg
+	s.fs = nil
+	if cfg.LogFS == nil {
+		s.fs = faultfs.New()
+		cfg.LogFS = s.fs
+	}
+	b, err := broker.New(cfg, c.log.With("server", Broker(s.id).String()))
 	if err != nil {
 		return fmt.Errorf("broker %d: %w", s.id, err)
 	}
@@ -148,30 +158,44 @@ func (c *Cluster) startBroker(s *brokerServer) error {
 // its ZooKeeper session closes, so /brokers/ids/{id} goes at once), or
 // with hard (Kill) first silencing its links to ZooKeeper and closing
 // those to it, so that its registration stays until its session expires
-// and its clients see their connections end mid-request.
+// and its clients see their connections end mid-request; then its logs
+// lose what they had not synced (faultfs's Crash) and it stops without
+// writing anything more (broker.Kill).
 func (c *Cluster) stopBroker(s *brokerServer, hard bool) error {
 	if s.b == nil {
 		return fmt.Errorf("zkafkatest: %s is not running", Broker(s.id))
 	}
 	m := Broker(s.id)
+	if hard {
+		return c.killBroker(s)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if hard {
-		c.net.silence(m, true)
-		defer c.net.silence(m, false)
-		c.downBroker(m)
-		cancel()
-	}
 	err := s.b.Shutdown(ctx)
 	served := <-s.served
 	s.b = nil
 	c.downBroker(m)
-	if hard {
-		return nil
-	}
 	if !errors.Is(served, broker.ErrServerClosed) {
 		err = errors.Join(err, served)
 	}
+	return err
+}
+
+// killBroker is stopBroker's hard way. The broker's own stop reports
+// its cut-short wait; only a failure to crash its files is an error.
+func (c *Cluster) killBroker(s *brokerServer) error {
+	m := Broker(s.id)
+	c.net.silence(m, true)
+	defer c.net.silence(m, false)
+	c.downBroker(m)
+	var err error
+	if s.fs != nil {
+		err = s.fs.Crash()
+	}
+	s.b.Kill()
+	<-s.served
+	s.b = nil
+	c.downBroker(m)
 	return err
 }
 

@@ -37,7 +37,8 @@
 // every byte on every link of a member, both ways, until Resume; Kill cuts
 // the links from a member before it shuts down, so it says no goodbye
 // (a broker's ZooKeeper session stays until it expires, and it makes no
-// controlled shutdown).
+// controlled shutdown), and a killed broker's logs lose what they had not
+// fsynced, as in a crash (see Kill).
 //
 // # Interception
 //

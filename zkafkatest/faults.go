@@ -17,15 +17,17 @@ func (c *Cluster) Stop(m Member) error { return c.stop(m, false) }
 // so nothing it does while closing reaches anyone (a broker's ZooKeeper
 // session is not closed: its registration, and its controllership, stay
 // until the session expires), and every connection to it ends at once.
-// What it wrote to its files stays, as the operating system keeps a
-// killed process's writes (only a machine crash loses unsynced data).
 //
-// Inside the process, the member then shuts down at once (its shutdown's
-// deadline already past): no request is finished, but its files are
-// closed as Stop closes them (a broker's active segment trimmed and
-// synced, its checkpoints written). So what clients and the other members
-// see is a kill -9; the member's own crash recovery on restart is not
-// exercised: compat-tests/kafkacrash kills real processes for that.
+// A broker's files are left as a crash leaves them: its partition logs
+// (on a faultfs file system, internal/faultfs) lose every byte not yet
+// fsynced, as after a machine crash, and it closes them without trimming
+// or syncing, writes no high-watermark checkpoint and no producer-state
+// snapshot (broker.Kill); its next start recovers them as after a crash.
+// So an acks=1 record not yet flushed (no log.flush.interval.messages or
+// flush.ms reached it) may be gone after Kill and StartMember, while an
+// acks=all record of a replicated partition survives on its ISR. A
+// ZooKeeper server shuts down at once with its links cut; it fsyncs each
+// write before acknowledging it, so it loses nothing acknowledged.
 func (c *Cluster) Kill(m Member) error { return c.stop(m, true) }
 
 // StartMember starts a stopped or killed member again on its data, at the
