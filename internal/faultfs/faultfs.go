@@ -36,9 +36,9 @@ type FS struct {
 	io sync.RWMutex
 	mu struct {
 		sync.Mutex
-		syncsLeft  int  // successful Syncs left before they fail; <0: no limit
-		failWrites bool // WriteAt fails too
-		syncs      int  // Syncs that succeeded
+		syncsLeft  int                   // successful Syncs left before they fail; <0: no limit
+		failWrites bool                  // WriteAt fails too
+		syncs      int                   // Syncs that succeeded
 		files      map[string]*fileState // what was written since each file's last Sync
 	}
 }
