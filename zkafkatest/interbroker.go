@@ -17,14 +17,20 @@ import (
 // anyone else's (a client given the INTERNAL address) go through the
 // shared link OtherBrokers → n.
 
-// addPairLinks adds the links Broker(m) → Broker(n) for every two brokers.
+// addPairLinks adds the links Broker(m) → Broker(n) that two brokers do
+// not have yet, each pointed at n's inter-broker listener if n runs.
 func (c *Cluster) addPairLinks() error {
 	for _, from := range c.brokers {
 		for _, to := range c.brokers {
-			if from != to {
-				if _, err := c.net.add(Broker(from.id), Broker(to.id), "127.0.0.1:0"); err != nil {
-					return err
-				}
+			if from == to || c.net.get(Broker(from.id), Broker(to.id)) != nil {
+				continue
+			}
+			k, err := c.net.add(Broker(from.id), Broker(to.id), "127.0.0.1:0")
+			if err != nil {
+				return err
+			}
+			if shared := c.net.get(OtherBrokers, Broker(to.id)); shared != nil {
+				k.setTarget(shared.p.Target())
 			}
 		}
 	}

@@ -21,6 +21,7 @@ import (
 // port).
 type link struct {
 	from, to Member
+	listener string // see linkKey
 	p        *faultproxy.Proxy
 
 	mu struct {
