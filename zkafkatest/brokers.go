@@ -30,8 +30,8 @@ type brokerServer struct {
 	interBroker string
 	clientKeys  map[string]string // listener name → its Clients link's key (linkKey.listener)
 	ownZK       bool              // the harness set its ZooKeeperConnect
-	b           *broker.Broker // nil while down
-	served chan error
+	b           *broker.Broker    // nil while down
+	served      chan error
 	// fs is the running broker's partition logs' file system, which Kill
 	// crashes (nil when ConfigureBroker set a LogFS of its own).
 	fs *faultfs.FS
