@@ -40,6 +40,15 @@
 // controlled shutdown), and a killed broker's logs lose what they had not
 // fsynced, as in a crash (see Kill).
 //
+// # Your own ZooKeeper and brokers
+//
+// ExternalZooKeeper runs the brokers on a ZooKeeper the test already has
+// (Apache ZooKeeper, or one zkafkatest cluster's shared by several, each
+// under its Chroot); StartBroker starts a broker of the caller's own
+// broker.Config (SSL, SASL, any listeners, each behind a link). The
+// project's Kafka compat tests (compat-tests/internal/kafkaenv) run this
+// way.
+//
 // # Interception
 //
 // InterceptKafka and InterceptZooKeeper add rules that the brokers' and

@@ -71,7 +71,9 @@ func BrokerConfig(key, value string) Option {
 
 // ConfigureBroker applies mod to every broker's Config after the harness
 // has set it up, before the broker starts (for what has no
-// server.properties key).
+// server.properties key). mod may replace the listeners (Listeners,
+// ListenerProtocols, InterBroker): each is served behind a link, as
+// StartBroker says; AdvertisedListeners stays the harness's.
 func ConfigureBroker(mod func(*broker.Config)) Option {
 	return func(c *config) { c.brokerMods = append(c.brokerMods, mod) }
 }
