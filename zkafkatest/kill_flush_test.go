@@ -14,9 +14,13 @@ import (
 // TestKillLosesUnflushedWrites: a broker killed with records acked
 // (acks=1) but not yet fsynced (no flush.messages or flush.ms) comes back
 // without them, as after a machine crash, and takes new writes at the
-// offset its log ends; stopped instead, it comes back with all of them.
+// offset its log ends; those of a topic with flush.messages=1, fsynced
+// before their ack, all stay; stopped instead, it comes back with all of
+// them.
 func TestKillLosesUnflushedWrites(t *testing.T) {
-	cl := zkafkatest.StartCluster(t, zkafkatest.Topic("t", 1, 1), zkafkatest.BrokerSessionTimeout(2*time.Second))
+	cl := zkafkatest.StartCluster(t, zkafkatest.BrokerSessionTimeout(2*time.Second), zkafkatest.Topics(
+		zkafkatest.TopicSpec{Name: "t", Partitions: 1, ReplicationFactor: 1},
+		zkafkatest.TopicSpec{Name: "synced", Partitions: 1, ReplicationFactor: 1, Configs: map[string]string{"flush.messages": "1"}}))
 	c := client(t, cl, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
 	for i := range 20 {
 		produce(t, c, "t", fmt.Sprint("r", i))
@@ -28,6 +32,7 @@ func TestKillLosesUnflushedWrites(t *testing.T) {
 	}
 	for i := 20; i < 40; i++ {
 		produce(t, c, "t", fmt.Sprint("r", i))
+		produce(t, c, "synced", fmt.Sprint("s", i))
 	}
 	must(t, cl.Kill(zkafkatest.Broker(1)))
 	must(t, cl.StartMember(zkafkatest.Broker(1)))
@@ -38,25 +43,12 @@ func TestKillLosesUnflushedWrites(t *testing.T) {
 	if end < 20 {
 		t.Fatalf("after Kill the log ends at %d: it lost records flushed by the clean stop", end)
 	}
+	if synced := endOffset(t, cl, "synced"); synced != 20 {
+		t.Fatalf("after Kill the flush.messages=1 topic ends at %d, want 20", synced)
+	}
 	produce(t, c, "t", "after")
 	if got := endOffset(t, cl, "t"); got != end+1 {
 		t.Fatalf("a write after the restart: log end %d, want %d", got, end+1)
-	}
-}
-
-// TestKillFlushedWritesStay: with log.flush.interval.messages=1 every
-// acks=1 record is fsynced before its ack, so a Kill loses none.
-func TestKillFlushedWritesStay(t *testing.T) {
-	cl := zkafkatest.StartCluster(t, zkafkatest.Topic("t", 1, 1), zkafkatest.BrokerSessionTimeout(2*time.Second),
-		zkafkatest.BrokerConfig("log.flush.interval.messages", "1"))
-	c := client(t, cl, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
-	for i := range 20 {
-		produce(t, c, "t", fmt.Sprint("r", i))
-	}
-	must(t, cl.Kill(zkafkatest.Broker(1)))
-	must(t, cl.StartMember(zkafkatest.Broker(1)))
-	if end := endOffset(t, cl, "t"); end != 20 {
-		t.Fatalf("after Kill and a restart the log ends at %d, want 20", end)
 	}
 }
 
