@@ -103,12 +103,13 @@ type LinkState struct {
 	State string `json:"state"` // "open", "paused" or "cut"
 	// Listener names a broker's further client listener (StartBroker).
 	Listener string `json:"listener,omitempty"`
+	Open     int    `json:"open"` // connections open through it now
 }
 
 func (n *network) states() []LinkState {
 	var out []LinkState
 	for _, k := range n.matching(func(from, _ Member) bool { return from != harness }) {
-		out = append(out, LinkState{From: k.from.String(), To: k.to.String(), Addr: k.addr(), State: k.state(), Listener: k.listener})
+		out = append(out, LinkState{From: k.from.String(), To: k.to.String(), Addr: k.addr(), State: k.state(), Listener: k.listener, Open: k.p.Open()})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].To != out[j].To {
