@@ -23,8 +23,12 @@
 //	                opening with its version notes and registering its range (regKey)
 //	registry.go     the registry, dispatch rules, ApiVersions' table
 //	request_hook.go Config.RequestHook: a test harness's view of each request before its
-//	                handler (delay, drop the connection, or answer in its place); nil by default
-//	server.go       Broker, New/Serve/Shutdown, one accept loop per listener, tracked goroutines
+//	                handler (delay, drop the connection, or answer in its place); nil by default;
+//	                interbroker_dial.go Config.InterBrokerDial: a harness's dialer for the
+//	                broker's connections to other brokers (one proxy per pair); nil by default
+//	server.go       Broker, New/Serve/Shutdown, one accept loop per listener, tracked goroutines;
+//	                kill.go Kill, the stop of a killed process (no flush, no checkpoint), and
+//	                Config.LogFS, the partition logs' file system (a harness's faultfs)
 //	endpoints.go    the listeners registered in /brokers/ids, each client answered with its own
 //	config_tls.go   listener.security.protocol.map and ssl.*; config_listener_ssl.go the
 //	                listener.name.x.ssl.* overrides; tls.go each SSL listener's tls.Config;
