@@ -107,6 +107,17 @@ type Config struct {
 	// delay it, drop its connection or answer it (request_hook.go); no
 	// server.properties key sets it. Test harnesses use it.
 	RequestHook RequestHook
+	// InterBrokerDial, if set, opens this broker's connections to other
+	// brokers (and to itself) in place of a plain TCP dial
+	// (interbroker_dial.go); no server.properties key sets it. Test
+	// harnesses use it to route each pair of brokers through its own
+	// proxy.
+	InterBrokerDial InterBrokerDialer
+	// LogFS, if set, is the file system of the partition logs (nil: the
+	// operating system's); no server.properties key sets it. Test
+	// harnesses give a fault-injecting one (internal/faultfs) to lose
+	// unsynced writes at Kill (kill.go).
+	LogFS LogFileSystem
 
 	// topicDefaults are broker defaults of topic configs given in
 	// server.properties that Config has no field for (min.insync.replicas,

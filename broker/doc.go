@@ -23,8 +23,12 @@
 //	                opening with its version notes and registering its range (regKey)
 //	registry.go     the registry, dispatch rules, ApiVersions' table
 //	request_hook.go Config.RequestHook: a test harness's view of each request before its
-//	                handler (delay, drop the connection, or answer in its place); nil by default
-//	server.go       Broker, New/Serve/Shutdown, one accept loop per listener, tracked goroutines
+//	                handler (delay, drop the connection, or answer in its place); nil by default;
+//	                interbroker_dial.go Config.InterBrokerDial: a harness's dialer for the
+//	                broker's connections to other brokers (one proxy per pair); nil by default
+//	server.go       Broker, New/Serve/Shutdown, one accept loop per listener, tracked goroutines;
+//	                kill.go Kill, the stop of a killed process (no flush, no checkpoint), and
+//	                Config.LogFS, the partition logs' file system (a harness's faultfs)
 //	endpoints.go    the listeners registered in /brokers/ids, each client answered with its own
 //	config_tls.go   listener.security.protocol.map and ssl.*; config_listener_ssl.go the
 //	                listener.name.x.ssl.* overrides; tls.go each SSL listener's tls.Config;
@@ -97,7 +101,12 @@
 //	config.go       Config and server.properties; config_rules.go the rules of its values;
 //	                topicconfig.go per-topic configs, topicconfig_alter.go their changes at
 //	                run time (keys 33, 44), config_changes.go the /config/changes watch
-//	group_*.go      the group coordinator: state machine, ZooKeeper store, expiry;
+//	group_*.go      the group coordinator: group_machine.go the pure membership state
+//	                machine (group_state.go the join phase, group_sync.go the rest;
+//	                scripts in testdata/group), group_shell.go its lock, timers and
+//	                replies, group_store.go the offset-commit pipeline, group_mirror.go
+//	                /ids and /owners, group_load.go loading a partition's groups
+//	                (COORDINATOR_LOAD_IN_PROGRESS), group_expiry.go offset expiry;
 //	                group_records.go the group metadata record (/consumers/{g}/group-metadata,
 //	                the generation stored before it is answered; members restored on a move)
 //	                and the records appended to __consumer_offsets

@@ -326,7 +326,10 @@ func (b *Broker) ListenAndServe() error {
 // partitions and the ZooKeeper session (which removes /brokers/ids/{id}).
 // If ctx ends first the connections are closed hard and ctx's error
 // returned.
-func (b *Broker) Shutdown(ctx context.Context) error {
+func (b *Broker) Shutdown(ctx context.Context) error { return b.shutdown(ctx, true) }
+
+// shutdown is Shutdown, or with clean false Kill's stop (kill.go).
+func (b *Broker) shutdown(ctx context.Context, clean bool) error {
 	b.mu.Lock()
 	if b.mu.stopping {
 		b.mu.Unlock()
@@ -335,7 +338,9 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	b.mu.stopping = true
 	b.mu.Unlock()
 	// While it still serves, the broker moves its leadership away.
-	b.controlledShutdown(ctx)
+	if clean {
+		b.controlledShutdown(ctx)
+	}
 	b.mu.Lock()
 	b.mu.closing = true
 	b.goroutines.Close()
@@ -361,8 +366,12 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	}
 	b.groups.stop()
 	b.txns.stop()
-	b.checkpointHighWatermarks()
-	b.closePartitions()
+	if clean {
+		b.checkpointHighWatermarks()
+		b.closePartitions()
+	} else {
+		b.abandonPartitions()
+	}
 	b.zk.Close()
 	return errors.Join(err, b.stopMetrics(ctx))
 }

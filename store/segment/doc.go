@@ -70,6 +70,8 @@
 //     published after the write, and NextOffset after that.
 //   - Index entries are kept in memory and written to the files on Roll and
 //     Close; Sync fsyncs only the active .log, whose indexes Open rebuilds.
+//     Abandon closes as a killed process leaves the files (no index write,
+//     trim or fsync), for a harness's kill -9 (broker.Kill).
 //   - StartOffset >= the first segment's base offset; it is persisted before
 //     segments below it are deleted.
 //

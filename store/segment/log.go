@@ -456,17 +456,20 @@ func (l *Log) flusher() {
 // still hold through a FileRange stay open until released. Close returns
 // the fsync error (or the sticky one of an earlier failed fsync), if any;
 // later calls return nil.
-func (l *Log) Close() error {
+func (l *Log) Close() error { return l.close(true) }
+
+// close is Close, or with clean false Abandon (abandon.go).
+func (l *Log) close(clean bool) error {
 	l.mu.Lock()
 	if l.closed.Load() {
 		l.mu.Unlock()
 		return nil
 	}
 	err := l.mu.syncErr
-	if err == nil {
+	if err == nil && clean {
 		err = l.trimLocked(l.active())
 	}
-	if err == nil {
+	if err == nil && clean {
 		err = l.syncAllLocked()
 	}
 	l.closed.Store(true)
