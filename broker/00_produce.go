@@ -243,7 +243,7 @@ func (c *conn) producePartition(req *kproto.ProduceRequest, t *topic, rp *kproto
 		}
 	}
 	before := part.log.NextOffset() // a retried duplicate answers an offset below it
-	res := part.appendChecked(batch, now, txnCheck{verify: c.b.cfg.TxnPartitionVerification && req.TransactionID != nil, guard: verdict.guard})
+	res := part.appendChecked(batch, now, txnCheck{verify: req.TransactionID != nil && c.b.txnVerification(), guard: verdict.guard})
 	if res.code != kproto.CodeNone {
 		if res.msg != "" {
 			return fail(res.code, "%s", res.msg)

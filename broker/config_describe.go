@@ -118,7 +118,6 @@ func describeBrokerConfig(c *Config) []configEntry {
 		s("default.replication.factor", strconv.Itoa(int(c.DefaultReplicationFactor))),
 		s("auto.create.topics.enable", strconv.FormatBool(c.AutoCreateTopics)),
 		s("delete.topic.enable", strconv.FormatBool(c.DeleteTopicEnable)),
-		s("transaction.partition.verification.enable", strconv.FormatBool(c.TxnPartitionVerification)),
 		s("log.dirs", joinComma(c.LogDirs)),
 		s("listeners", joinComma(c.Listeners)),
 		s("socket.request.max.bytes", strconv.Itoa(int(c.SocketRequestMaxBytes))),
@@ -139,6 +138,11 @@ func describeBrokerConfig(c *Config) []configEntry {
 			out = append(out, entryOf(d.brokerKey, brokerChain(c, d), dynamicTopicDefault(d.brokerKey) == nil))
 		}
 	}
+	vchain := []configSynonym{{txnVerificationKey, strconv.FormatBool(c.TxnPartitionVerification), sourceStaticBroker}}
+	if v, src, ok := c.dyn.lookup(txnVerificationKey); ok {
+		vchain = append([]configSynonym{{txnVerificationKey, v, src}}, vchain...)
+	}
+	out = append(out, entryOf(txnVerificationKey, vchain, false))
 	for _, k := range []string{"follower.replication.throttled.rate", "leader.replication.throttled.rate"} {
 		chain := []configSynonym{{k, strconv.FormatInt(1<<63-1, 10), sourceDefaultConfig}}
 		if v, src, ok := c.dyn.lookup(k); ok {

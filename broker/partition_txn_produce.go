@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"strings"
+
 	"github.com/zkafka/zkafka/broker/authz"
 	"github.com/zkafka/zkafka/kproto"
 )
@@ -11,6 +13,22 @@ import (
 // KafkaApis), a transactional batch needs a transactional id, and the
 // partitions whose batch would open a transaction are verified with the
 // coordinator (txn_partition_verify.go) before any is appended.
+
+// txnVerificationKey is the broker config that turns KIP-890
+// verification on or off; dynamic, as in Kafka.
+const txnVerificationKey = "transaction.partition.verification.enable"
+
+// txnVerification reports whether transactional produce is verified now:
+// the dynamic value (this broker's, else the cluster default's), else
+// server.properties' (Config.TxnPartitionVerification).
+func (b *Broker) txnVerification() bool {
+	if v, _, ok := b.dyn.Load().lookup(txnVerificationKey); ok {
+		if checkBool(v) == nil {
+			return strings.EqualFold(v, "true")
+		}
+	}
+	return b.cfg.TxnPartitionVerification
+}
 
 // produceVerdict is a partition's verification: its guard, or the code
 // the partition answers.
@@ -31,7 +49,7 @@ func (c *conn) txnProduceDenied(req *kproto.ProduceRequest) bool {
 // there are none or verification is off. A batch of another producer than
 // the first one's is not verified (its append is refused).
 func (c *conn) verifyProduce(req *kproto.ProduceRequest) map[string]map[int32]produceVerdict {
-	if req.TransactionID == nil || !c.b.cfg.TxnPartitionVerification {
+	if req.TransactionID == nil || !c.b.txnVerification() {
 		return nil
 	}
 	type pending struct {
