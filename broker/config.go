@@ -65,7 +65,8 @@ type Config struct {
 	AutoCreateTopics         bool  // auto.create.topics.enable (true)
 	DeleteTopicEnable        bool  // delete.topic.enable (true)
 	// TxnPartitionVerification is transaction.partition.verification.enable
-	// (true): KIP-890 verification of transactional produce (partition_txn_verify.go).
+	// (true): KIP-890 verification of transactional produce (partition_txn_verify.go);
+	// a dynamic broker config overrides it (Broker.txnVerification).
 	TxnPartitionVerification bool
 
 	LogSegmentBytes          int64         // log.segment.bytes (1 GiB)
