@@ -97,6 +97,13 @@ func TestTxnAPIErrors(t *testing.T) {
 	kc := client(t, cl)
 	createTopic(t, cl, kc, "t", 2, 1)
 	const id = "errors-1"
+	// The first FindCoordinator of a transactional id creates
+	// __transaction_state and answers COORDINATOR_NOT_AVAILABLE meanwhile.
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorType, fc.CoordinatorKey = 1, id
+	if r := (api{t: t, kc: kc, id: 1}).send(fc, 3).(*kmsg.FindCoordinatorResponse); r.ErrorCode != kerr.CoordinatorNotAvailable.Code {
+		t.Errorf("the first FindCoordinator key type 1: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
 	a := api{t: t, kc: kc, id: txnCoordinator(t, kc, id)}
 
 	if r := a.init(id, 60001, -1, -1); r.ErrorCode != kerr.InvalidTransactionTimeout.Code {
