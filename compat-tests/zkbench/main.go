@@ -7,9 +7,10 @@
 //     sessions (each session one request at a time), each for -dur: ops/s,
 //     p50/p99 latency, the CPU the server and this client used, and the
 //     zkafka/ZooKeeper ratios against the targets (≥2× ops/s, ≤0.5× p99);
-//   - the resident memory (VmRSS, /proc) of each server after -fill znodes
-//     of 100 bytes created with pipelined async creates, bounded by
-//     -fill-max (the table says how many were created when it stops early).
+//   - the resident memory (VmRSS, /proc) of a fresh server after each count
+//     of -fill (100k and 1M) znodes of 100 bytes created with pipelined
+//     async creates, bounded by -fill-max (the table says how many were
+//     created when it stops early).
 //
 // The load generator is a raw client on zkproto (client.go); its own CPU
 // is printed beside the server's so a client-bound result shows.
@@ -40,12 +41,13 @@ var (
 	warmup     = flag.Duration("warmup", 3*time.Second, "unmeasured load before the first case (JIT)")
 	sessArg    = flag.String("sessions", "1,32", "concurrent sessions per case")
 	valueSize  = flag.Int("value", 100, "bytes per znode value")
-	fill       = flag.Int("fill", 1000000, "znodes to create before reading resident memory (0 = skip)")
+	fillArg    = flag.String("fill", "100000,1000000", "znode counts after which resident memory is read, on a fresh server (empty or 0 = skip)")
 	fillMax    = flag.Duration("fill-max", 2*time.Minute, "time limit of the fill per server")
 	fillConns  = flag.Int("fill-conns", 4, "sessions of the fill")
 	fillWindow = flag.Int("fill-window", 250, "outstanding creates per fill session")
 	heap       = flag.String("apache-heap", "1000m", "Apache ZooKeeper -Xmx (upstream zkEnv.sh's 1000 MB; empty = JVM default)")
 	profile    = flag.String("cpuprofile", "", "run zkafka in-process under runtime/pprof and write its CPU profile here")
+	memProfile = flag.String("memprofile", "", "run zkafka in-process and write its heap profile (after a GC) here when it stops")
 	serveZKCfg = flag.String("serve-zk", "", "internal: serve zkafka ZooKeeper in this process from this zoo.cfg")
 )
 
@@ -63,8 +65,9 @@ type phase struct {
 
 func (p *phase) rate() float64 { return float64(p.ops) / p.elapsed.Seconds() }
 
-// memResult is the memory measurement of one server.
+// memResult is one memory measurement of one server: after want znodes.
 type memResult struct {
+	want     int
 	created  int
 	elapsed  time.Duration
 	before   benchkit.Memory
@@ -76,7 +79,7 @@ type memResult struct {
 type serverResult struct {
 	name   string
 	phases map[string]*phase
-	mem    *memResult
+	mem    []*memResult // one per -fill count
 }
 
 func key(op string, sessions int) string { return op + "/" + strconv.Itoa(sessions) }
@@ -84,7 +87,7 @@ func key(op string, sessions int) string { return op + "/" + strconv.Itoa(sessio
 func main() {
 	flag.Parse()
 	if *serveZKCfg != "" {
-		os.Exit(serveZK(*serveZKCfg, *profile))
+		os.Exit(serveZK(*serveZKCfg, *profile, *memProfile))
 	}
 	if *ensembleMode {
 		benchkit.Exit(ensembleMain()) // ensemble.go
@@ -96,6 +99,16 @@ func main() {
 			fatal(fmt.Errorf("bad -sessions %q", *sessArg))
 		}
 		sessions = append(sessions, n)
+	}
+	var fills []int
+	for _, f := range strings.Split(*fillArg, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil && strings.TrimSpace(f) != "" || n < 0 || len(fills) > 0 && n <= fills[len(fills)-1] {
+			fatal(fmt.Errorf("bad -fill %q (increasing counts)", *fillArg))
+		}
+		if n > 0 {
+			fills = append(fills, n)
+		}
 	}
 	bin, err := filepath.Abs(*zkafkaBin)
 	if err != nil {
@@ -114,7 +127,7 @@ func main() {
 		var s *server
 		switch name {
 		case "zkafka":
-			s, err = startZkafka(bin, dir, *profile)
+			s, err = startZkafka(bin, dir, *profile, *memProfile)
 		case "zookeeper":
 			s, err = startApache(dir, *heap)
 		default:
@@ -130,9 +143,26 @@ func main() {
 			benchkit.Exit(1)
 		}
 		s.stop()
+		if len(fills) > 0 {
+			// Memory on a fresh server, so the throughput cases' znodes
+			// do not count.
+			dir := filepath.Join(root, name+"-fill")
+			os.MkdirAll(dir, 0o755)
+			if name == "zkafka" {
+				s, err = startZkafka(bin, dir, "", *memProfile)
+			} else {
+				s, err = startApache(dir, *heap)
+			}
+			if err != nil {
+				fatal(err)
+			}
+			benchkit.AtExit(s.stop)
+			res.mem = fillMeasure(s, fills)
+			s.stop()
+		}
 		results = append(results, res)
 	}
-	report(results, sessions)
+	report(results, sessions, fills)
 	if *profile != "" {
 		fmt.Printf("\nzkafka CPU profile: %s (go tool pprof -top %s %s)\n", *profile, os.Args[0], *profile)
 	}
@@ -177,12 +207,6 @@ func measure(s *server, sessions []int) (*serverResult, error) {
 				s.name, op, n, p.rate(), benchkit.Ms(p.lat.Percentile(50)), benchkit.Ms(p.lat.Percentile(99)))
 			res.phases[key(op, n)] = p
 		}
-	}
-	if *fill > 0 {
-		res.mem = fillMeasure(s, value)
-		m := res.mem
-		fmt.Fprintf(os.Stderr, "zkbench: %-9s fill: %d znodes in %v, VmRSS %d MB (err %v)\n",
-			s.name, m.created, m.elapsed.Round(time.Millisecond), m.after.RSS>>20, m.err)
 	}
 	return res, nil
 }
@@ -278,17 +302,53 @@ func closedLoop(conns []*client, op string, d time.Duration, value []byte, creat
 	return p, nil
 }
 
-// fillMeasure creates -fill znodes under /zf with pipelined creates from
-// -fill-conns sessions, bounded by -fill-max, then reads the server's
-// resident memory.
-func fillMeasure(s *server, value []byte) *memResult {
-	m := &memResult{}
-	m.before, _ = benchkit.ReadMemory(s.proc.Pid())
-	per := (*fill + *fillConns - 1) / *fillConns
+// fillMeasure creates znodes of -value bytes under /zf with pipelined
+// creates from -fill-conns sessions until there are fills[0], reads the
+// server's resident memory, goes on to fills[1], and so on; the whole fill
+// is bounded by -fill-max.
+func fillMeasure(s *server, fills []int) []*memResult {
+	value := make([]byte, *valueSize)
+	for i := range value {
+		value[i] = 'a' + byte(i%26)
+	}
+	c, err := dial(s.addr, 10*time.Second)
+	if err == nil {
+		_, err = c.do(zkproto.OpCreate, &zkproto.CreateRequest{Path: "/zf", ACL: zkproto.OpenACLUnsafe})
+		c.close()
+	}
 	start := time.Now()
 	deadline := start.Add(*fillMax)
+	var out []*memResult
+	done := 0 // znodes created by every session so far (each the same share)
+	for _, want := range fills {
+		m := &memResult{want: want, err: err}
+		out = append(out, m)
+		m.before, _ = benchkit.ReadMemory(s.proc.Pid())
+		if err != nil {
+			break
+		}
+		per := (want + *fillConns - 1) / *fillConns
+		m.created = fillRange(s, value, done, per, deadline, m) + done*(*fillConns)
+		done = per
+		m.elapsed = time.Since(start)
+		m.complete = m.created >= want
+		time.Sleep(2 * time.Second) // let the server settle (snapshot, GC)
+		m.after, _ = benchkit.ReadMemory(s.proc.Pid())
+		fmt.Fprintf(os.Stderr, "zkbench: %-9s fill: %d znodes in %v, VmRSS %d MB (err %v)\n",
+			s.name, m.created, m.elapsed.Round(time.Millisecond), m.after.RSS>>20, m.err)
+		if !m.complete {
+			break
+		}
+	}
+	return out
+}
+
+// fillRange has each of -fill-conns sessions create its znodes from to
+// to-1, and returns how many were created; the first error goes to m.err.
+func fillRange(s *server, value []byte, from, to int, deadline time.Time, m *memResult) int {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
+	created := 0
 	for ci := range *fillConns {
 		c, err := dial(s.addr, 10*time.Second)
 		if err != nil {
@@ -303,15 +363,15 @@ func fillMeasure(s *server, value []byte) *memResult {
 			req := zkproto.CreateRequest{Data: value, ACL: zkproto.OpenACLUnsafe}
 			var xid int32
 			var path []byte
-			done, err := c.pipeline(per, *fillWindow, deadline, func(i int, dst []byte) []byte {
-				path = strconv.AppendInt(append(path[:0], prefix...), int64(i), 10)
+			done, err := c.pipeline(to-from, *fillWindow, deadline, func(i int, dst []byte) []byte {
+				path = strconv.AppendInt(append(path[:0], prefix...), int64(from+i), 10)
 				req.Path = string(path)
 				xid++
 				return zkproto.AppendRequest(dst, zkproto.RequestHeader{Xid: xid, Type: zkproto.OpCreate}, &req)
 			}, func(e zkproto.Err) bool { return e == zkproto.ErrNodeExists })
 			c.xid = xid
 			mu.Lock()
-			m.created += done
+			created += done
 			if err != nil && m.err == nil {
 				m.err = err
 			}
@@ -319,14 +379,10 @@ func fillMeasure(s *server, value []byte) *memResult {
 		}()
 	}
 	wg.Wait()
-	m.elapsed = time.Since(start)
-	m.complete = m.created >= *fill
-	time.Sleep(2 * time.Second) // let the server settle (snapshot, GC)
-	m.after, _ = benchkit.ReadMemory(s.proc.Pid())
-	return m
+	return created
 }
 
-func report(results []*serverResult, sessions []int) {
+func report(results []*serverResult, sessions []int, fills []int) {
 	fmt.Printf("ZooKeeper standalone, fsync on; %d-byte values; %v per case; raw pipelined client on zkproto\n\n", *valueSize, *dur)
 	fmt.Printf("%-8s %4s  %-9s %10s %9s %9s %9s %9s\n", "op", "sess", "server", "ops/s", "p50 ms", "p99 ms", "srv CPU", "cli CPU")
 	for _, n := range sessions {
@@ -351,23 +407,28 @@ func report(results []*serverResult, sessions []int) {
 			}
 		}
 	}
-	if *fill > 0 {
+	if len(fills) > 0 {
 		fmt.Printf("\n%-9s %10s %9s %11s %12s %12s %12s\n", "server", "znodes", "fill s", "creates/s", "RSS start MB", "VmRSS MB", "VmHWM MB")
 		for _, r := range results {
-			m := r.mem
-			note := ""
-			if !m.complete {
-				note = fmt.Sprintf("  (stopped at %d of %d: %v)", m.created, *fill, m.err)
-				if m.err == nil {
-					note = fmt.Sprintf("  (stopped at %d of %d by -fill-max)", m.created, *fill)
+			for _, m := range r.mem {
+				note := ""
+				if !m.complete {
+					note = fmt.Sprintf("  (stopped at %d of %d: %v)", m.created, m.want, m.err)
+					if m.err == nil {
+						note = fmt.Sprintf("  (stopped at %d of %d by -fill-max)", m.created, m.want)
+					}
 				}
+				fmt.Printf("%-9s %10d %9.1f %11.0f %12d %12d %12d%s\n", short(r.name), m.created, m.elapsed.Seconds(),
+					float64(m.created)/m.elapsed.Seconds(), m.before.RSS>>20, m.after.RSS>>20, m.after.HWM>>20, note)
 			}
-			fmt.Printf("%-9s %10d %9.1f %11.0f %12d %12d %12d%s\n", short(r.name), m.created, m.elapsed.Seconds(),
-				float64(m.created)/m.elapsed.Seconds(), m.before.RSS>>20, m.after.RSS>>20, m.after.HWM>>20, note)
 		}
 		if zkOK && apOK {
-			r := float64(zk.mem.after.RSS) / float64(ap.mem.after.RSS)
-			fmt.Printf("VmRSS zkafka/ZooKeeper: %.2f %s (target ≤0.5; Apache ZooKeeper -Xmx%s)\n", r, met(r <= 0.5), *heap)
+			for i, m := range zk.mem {
+				if i < len(ap.mem) {
+					r := float64(m.after.RSS) / float64(ap.mem[i].after.RSS)
+					fmt.Printf("VmRSS zkafka/ZooKeeper after %d znodes: %.2f (Apache ZooKeeper -Xmx%s)\n", m.want, r, *heap)
+				}
+			}
 		}
 	}
 }

@@ -83,10 +83,12 @@
 // snapshot that checks out + the log after it + the state file. The
 // segment log truncates a torn tail on open.
 //
-// Log compaction: after a snapshot at index i is on disk, raft's
-// MemoryStorage and the log drop the entries below i-SnapshotMargin (the
-// log deletes whole segments), and only the newest SnapshotRetain
-// snapshot files are kept. A follower that needs compacted entries gets
+// Log compaction: after a snapshot at index i is on disk, raft's first
+// index moves to i-SnapshotMargin, the log drops the entries below it (it
+// deletes whole segments), and only the newest SnapshotRetain snapshot
+// files are kept. Between snapshots the MemoryStorage holds only the last
+// 8192 or so applied entries (memtail.go); raft reads older ones, for a
+// follower that lags, back from the log. A follower that needs compacted entries gets
 // MsgSnap, whose Data is the snapshot file's bytes, read when raft asks
 // for it; the follower checks them, stores them as its own snapshot file,
 // resets its log and restores its state machine.

@@ -249,7 +249,7 @@ func (n *Node) handleReady() error {
 	}
 	n.maybeHandOver()
 	n.maybeSnapshot()
-	return nil
+	return n.st.trimMemory(n.applied.Load())
 }
 
 // durablePrefix returns the committed entries of rd that are already
