@@ -1,12 +1,15 @@
 // Command zkbench drives zkafka's standalone ZooKeeper server (`zkafka
 // zookeeper zoo.cfg`, a real process that fsyncs every raft Ready) and
 // Apache ZooKeeper 3.8 standalone (Debian's package, forceSync=yes) with the
-// same load generator in one run, one server at a time, and prints a table:
+// same load generator in one run, and prints a table:
 //
 //   - create, setData and getData of 100-byte values at 1 and 32 concurrent
-//     sessions (each session one request at a time), each for -dur: ops/s,
-//     p50/p99 latency, the CPU the server and this client used, and the
-//     zkafka/ZooKeeper ratios against the targets (≥2× ops/s, ≤0.5× p99);
+//     sessions (each session one request at a time), each for -dur, -rounds
+//     times, both servers running and taking turns case by case (this
+//     machine's load changes from minute to minute): ops/s, p50/p99
+//     latency, the CPU the server and this client used, the load average,
+//     and the zkafka/ZooKeeper ratios of each round (best and median)
+//     against the targets (≥2× ops/s, ≤0.5× p99);
 //   - the resident memory (VmRSS, /proc) of a fresh server after each count
 //     of -fill (100k and 1M) znodes of 100 bytes created with pipelined
 //     async creates, bounded by -fill-max (the table says how many were
@@ -25,6 +28,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,6 +43,7 @@ var (
 	serversArg = flag.String("servers", "zkafka,zookeeper", "servers to run, in order")
 	dur        = flag.Duration("dur", 5*time.Second, "duration of each throughput case")
 	warmup     = flag.Duration("warmup", 3*time.Second, "unmeasured load before the first case (JIT)")
+	rounds     = flag.Int("rounds", 3, "times each case runs on each server, the servers taking turns")
 	sessArg    = flag.String("sessions", "1,32", "concurrent sessions per case")
 	valueSize  = flag.Int("value", 100, "bytes per znode value")
 	fillArg    = flag.String("fill", "100000,1000000", "znode counts after which resident memory is read, on a fresh server (empty or 0 = skip)")
@@ -61,6 +66,7 @@ type phase struct {
 	srvCPU   time.Duration
 	cliCPU   time.Duration
 	errs     int
+	load     string // the one-minute load average when the case ended
 }
 
 func (p *phase) rate() float64 { return float64(p.ops) / p.elapsed.Seconds() }
@@ -78,8 +84,8 @@ type memResult struct {
 
 type serverResult struct {
 	name   string
-	phases map[string]*phase
-	mem    []*memResult // one per -fill count
+	phases map[string][]*phase // one per round
+	mem    []*memResult        // one per -fill count
 }
 
 func key(op string, sessions int) string { return op + "/" + strconv.Itoa(sessions) }
@@ -120,47 +126,54 @@ func main() {
 	}
 	benchkit.AtExit(func() { os.RemoveAll(root) })
 
+	// Every server runs at once and the servers take turns case by case,
+	// round by round, so that a change in this shared machine's load
+	// between two cases weighs on both sides of a ratio alike.
+	names := strings.Split(*serversArg, ",")
+	var servers []*server
 	var results []*serverResult
-	for _, name := range strings.Split(*serversArg, ",") {
-		dir := filepath.Join(root, name)
-		os.MkdirAll(dir, 0o755)
-		var s *server
-		switch name {
-		case "zkafka":
-			s, err = startZkafka(bin, dir, *profile, *memProfile)
-		case "zookeeper":
-			s, err = startApache(dir, *heap)
-		default:
-			err = fmt.Errorf("unknown server %q", name)
-		}
+	for _, name := range names {
+		s, err := startNamed(name, bin, filepath.Join(root, name), *profile, *memProfile)
 		if err != nil {
 			fatal(err)
 		}
 		benchkit.AtExit(s.stop)
-		res, err := measure(s, sessions)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "zkbench: %s: %v\nlog tail:\n%s\n", s.name, err, s.proc.Tail(20))
-			benchkit.Exit(1)
+		if err := prepare(s); err != nil {
+			failed(s, err)
 		}
-		s.stop()
-		if len(fills) > 0 {
-			// Memory on a fresh server, so the throughput cases' znodes
-			// do not count.
-			dir := filepath.Join(root, name+"-fill")
-			os.MkdirAll(dir, 0o755)
-			if name == "zkafka" {
-				s, err = startZkafka(bin, dir, "", *memProfile)
-			} else {
-				s, err = startApache(dir, *heap)
+		servers = append(servers, s)
+		results = append(results, &serverResult{name: s.name, phases: map[string][]*phase{}})
+	}
+	for r := range *rounds {
+		for _, n := range sessions {
+			for _, op := range []string{"create", "set", "get"} {
+				for i, s := range servers {
+					p, err := run(s, "m"+strconv.Itoa(r), op, n, *dur, value())
+					if err != nil {
+						failed(s, fmt.Errorf("%s at %d sessions: %w", op, n, err))
+					}
+					fmt.Fprintf(os.Stderr, "zkbench: round %d %-9s %-6s %2d sessions: %8.0f ops/s p50 %s p99 %s ms (load %s)\n",
+						r+1, s.name, op, n, p.rate(), benchkit.Ms(p.lat.Percentile(50)), benchkit.Ms(p.lat.Percentile(99)), loadAvg())
+					results[i].phases[key(op, n)] = append(results[i].phases[key(op, n)], p)
+				}
 			}
+		}
+	}
+	for _, s := range servers {
+		s.stop()
+	}
+	if len(fills) > 0 {
+		// Memory on fresh servers, so the throughput cases' znodes do not
+		// count (it does not depend on the load: one after the other).
+		for i, name := range names {
+			s, err := startNamed(name, bin, filepath.Join(root, name+"-fill"), "", *memProfile)
 			if err != nil {
 				fatal(err)
 			}
 			benchkit.AtExit(s.stop)
-			res.mem = fillMeasure(s, fills)
+			results[i].mem = fillMeasure(s, fills)
 			s.stop()
 		}
-		results = append(results, res)
 	}
 	report(results, sessions, fills)
 	if *profile != "" {
@@ -174,41 +187,59 @@ func fatal(err error) {
 	benchkit.Exit(1)
 }
 
-func measure(s *server, sessions []int) (*serverResult, error) {
-	res := &serverResult{name: s.name, phases: map[string]*phase{}}
+func startNamed(name, bin, dir, profile, memProfile string) (*server, error) {
+	os.MkdirAll(dir, 0o755)
+	switch name {
+	case "zkafka":
+		return startZkafka(bin, dir, profile, memProfile)
+	case "zookeeper":
+		return startApache(dir, *heap)
+	}
+	return nil, fmt.Errorf("unknown server %q", name)
+}
+
+func failed(s *server, err error) {
+	fmt.Fprintf(os.Stderr, "zkbench: %s: %v\nlog tail:\n%s\n", s.name, err, s.proc.Tail(20))
+	benchkit.Exit(1)
+}
+
+// value is the data of every znode the load generator writes.
+func value() []byte {
+	v := make([]byte, *valueSize)
+	for i := range v {
+		v[i] = 'a' + byte(i%26)
+	}
+	return v
+}
+
+// loadAvg is this machine's one-minute load average (/proc/loadavg).
+func loadAvg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return "?"
+	}
+	return f[0]
+}
+
+// prepare creates /zb and runs the warmup (JIT) on s.
+func prepare(s *server) error {
 	c, err := dial(s.addr, 10*time.Second)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	for _, p := range []string{"/zb", "/zf"} {
-		if e, err := c.do(zkproto.OpCreate, &zkproto.CreateRequest{Path: p, ACL: zkproto.OpenACLUnsafe}); err != nil || e != zkproto.ErrOK {
-			return nil, fmt.Errorf("create %s: %v %v", p, e, err)
-		}
+	if e, err := c.do(zkproto.OpCreate, &zkproto.CreateRequest{Path: "/zb", ACL: zkproto.OpenACLUnsafe}); err != nil || e != zkproto.ErrOK {
+		return fmt.Errorf("create /zb: %v %v", e, err)
 	}
 	c.close()
-	value := make([]byte, *valueSize)
-	for i := range value {
-		value[i] = 'a' + byte(i%26)
-	}
 	if *warmup > 0 {
 		for _, op := range []string{"create", "set", "get"} {
-			if _, err := run(s, "w", op, 32, *warmup/3, value); err != nil {
-				return nil, fmt.Errorf("warmup: %w", err)
+			if _, err := run(s, "w", op, 32, *warmup/3, value()); err != nil {
+				return fmt.Errorf("warmup: %w", err)
 			}
 		}
 	}
-	for _, n := range sessions {
-		for _, op := range []string{"create", "set", "get"} {
-			p, err := run(s, "m", op, n, *dur, value)
-			if err != nil {
-				return nil, fmt.Errorf("%s at %d sessions: %w", op, n, err)
-			}
-			fmt.Fprintf(os.Stderr, "zkbench: %-9s %-6s %2d sessions: %8.0f ops/s p50 %s p99 %s ms\n",
-				s.name, op, n, p.rate(), benchkit.Ms(p.lat.Percentile(50)), benchkit.Ms(p.lat.Percentile(99)))
-			res.phases[key(op, n)] = p
-		}
-	}
-	return res, nil
+	return nil
 }
 
 // run is one closed-loop case: n sessions, each with one request
@@ -290,7 +321,7 @@ func closedLoop(conns []*client, op string, d time.Duration, value []byte, creat
 		}()
 	}
 	wg.Wait()
-	p := &phase{op: op, sessions: n, elapsed: time.Since(start)}
+	p := &phase{op: op, sessions: n, elapsed: time.Since(start), load: loadAvg()}
 	p.srvCPU, p.cliCPU = serverCPU()-srv0, benchkit.SelfCPU()-cli0
 	for i := range conns {
 		if errs[i] != nil {
@@ -307,10 +338,7 @@ func closedLoop(conns []*client, op string, d time.Duration, value []byte, creat
 // server's resident memory, goes on to fills[1], and so on; the whole fill
 // is bounded by -fill-max.
 func fillMeasure(s *server, fills []int) []*memResult {
-	value := make([]byte, *valueSize)
-	for i := range value {
-		value[i] = 'a' + byte(i%26)
-	}
+	value := value()
 	c, err := dial(s.addr, 10*time.Second)
 	if err == nil {
 		_, err = c.do(zkproto.OpCreate, &zkproto.CreateRequest{Path: "/zf", ACL: zkproto.OpenACLUnsafe})
@@ -383,27 +411,35 @@ func fillRange(s *server, value []byte, from, to int, deadline time.Time, m *mem
 }
 
 func report(results []*serverResult, sessions []int, fills []int) {
-	fmt.Printf("ZooKeeper standalone, fsync on; %d-byte values; %v per case; raw pipelined client on zkproto\n\n", *valueSize, *dur)
-	fmt.Printf("%-8s %4s  %-9s %10s %9s %9s %9s %9s\n", "op", "sess", "server", "ops/s", "p50 ms", "p99 ms", "srv CPU", "cli CPU")
+	fmt.Printf("ZooKeeper standalone, fsync on; %d-byte values; %v per case, %d rounds, the servers taking turns; raw pipelined client on zkproto\n\n", *valueSize, *dur, *rounds)
+	fmt.Printf("the round of median ops/s of each:\n%-8s %4s  %-9s %10s %9s %9s %9s %9s %6s\n", "op", "sess", "server", "ops/s", "p50 ms", "p99 ms", "srv CPU", "cli CPU", "load")
 	for _, n := range sessions {
 		for _, op := range []string{"create", "set", "get"} {
 			for _, r := range results {
-				p := r.phases[key(op, n)]
-				fmt.Printf("%-8s %4d  %-9s %10.0f %9s %9s %8.0f%% %8.0f%%\n", op, n, short(r.name), p.rate(),
+				ps := r.phases[key(op, n)]
+				p := ps[medianIndex(ps, func(p *phase) float64 { return p.rate() })]
+				fmt.Printf("%-8s %4d  %-9s %10.0f %9s %9s %8.0f%% %8.0f%% %6s\n", op, n, short(r.name), p.rate(),
 					benchkit.Ms(p.lat.Percentile(50)), benchkit.Ms(p.lat.Percentile(99)),
-					100*p.srvCPU.Seconds()/p.elapsed.Seconds(), 100*p.cliCPU.Seconds()/p.elapsed.Seconds())
+					100*p.srvCPU.Seconds()/p.elapsed.Seconds(), 100*p.cliCPU.Seconds()/p.elapsed.Seconds(), p.load)
 			}
 		}
 	}
 	zk, zkOK := find(results, "zkafka")
 	ap, apOK := find(results, "zookeeper")
 	if zkOK && apOK {
-		fmt.Printf("\nzkafka / ZooKeeper       %9s %-6s %9s %-6s\n", "ops/s", "(≥2)", "p99", "(≤0.5)")
+		fmt.Printf("\nzkafka / ZooKeeper, per round (side by side)  %-17s %-6s  %-17s %-6s\n", "ops/s best median", "(≥2)", "p99 best median", "(≤0.5)")
 		for _, n := range sessions {
 			for _, op := range []string{"create", "set", "get"} {
 				a, b := zk.phases[key(op, n)], ap.phases[key(op, n)]
-				tr, lr := a.rate()/b.rate(), float64(a.lat.Percentile(99))/float64(b.lat.Percentile(99))
-				fmt.Printf("%-8s %4d sessions    %9.2f %-6s %9.2f %-6s\n", op, n, tr, met(tr >= 2), lr, met(lr <= 0.5))
+				var tr, lr []float64
+				for i := range min(len(a), len(b)) {
+					tr = append(tr, a[i].rate()/b[i].rate())
+					lr = append(lr, float64(a[i].lat.Percentile(99))/float64(b[i].lat.Percentile(99)))
+				}
+				sort.Float64s(tr)
+				sort.Float64s(lr)
+				fmt.Printf("%-8s %4d sessions %31.2f %6.2f %-6s  %8.2f %6.2f %-6s\n", op, n,
+					tr[len(tr)-1], tr[len(tr)/2], met(tr[len(tr)/2] >= 2), lr[0], lr[len(lr)/2], met(lr[len(lr)/2] <= 0.5))
 			}
 		}
 	}
@@ -454,4 +490,14 @@ func met(ok bool) string {
 		return "met"
 	}
 	return "MISSED"
+}
+
+// medianIndex returns the index of the median of ps by f.
+func medianIndex(ps []*phase, f func(*phase) float64) int {
+	idx := make([]int, len(ps))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(i, j int) bool { return f(ps[idx[i]]) < f(ps[idx[j]]) })
+	return idx[len(idx)/2]
 }
