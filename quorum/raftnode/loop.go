@@ -20,6 +20,8 @@ const maxDrain = 4096
 func (n *Node) run() {
 	ticker := time.NewTicker(n.cfg.TickInterval)
 	defer ticker.Stop()
+	n.persist = newPersister(n.st)
+	defer n.persist.stop()
 	var err error
 	for err == nil {
 		if n.rn.HasReady() {
@@ -208,21 +210,19 @@ func (n *Node) reissueReads() {
 	}
 }
 
-// handleReady handles one Ready: apply what is already durable, persist
-// (one fsync), send, apply the rest, Advance.
+// handleReady handles one Ready: apply what is already durable while
+// persisting (one fsync; persist.go), send, apply the rest, Advance.
 func (n *Node) handleReady() error {
 	rd := n.rn.Ready()
 	n.w.seen(n.id, rd.Entries)
 	n.confChecked()
 	// Committed entries that an earlier Ready made durable are applied
-	// before this Ready's fsync: their proposers can then queue their next
-	// proposals while the fsync runs, and the next Ready takes them all
-	// (group commit). Entries are still applied only once durable.
+	// while this Ready's entries are written and fsynced: their proposers
+	// can then queue their next proposals while the fsync runs, and the
+	// next Ready takes them all (group commit). Entries are still applied
+	// only once durable.
 	early := n.durablePrefix(&rd)
-	if err := n.apply(early); err != nil {
-		return err
-	}
-	if err := n.st.save(&rd); err != nil {
+	if err := n.saveApplying(&rd, early); err != nil { // persist.go
 		return err
 	}
 	leaderChanged := n.noteState(&rd)

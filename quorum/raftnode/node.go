@@ -70,6 +70,7 @@ type Node struct {
 	// Owned by the loop goroutine (and by Start before the loop runs).
 	rn       *raft.RawNode
 	st       *storage
+	persist  *persister // saves Readys while the loop applies (persist.go)
 	w        waiters
 	term     uint64 // raft's term as of the last Ready
 	lead     uint64 // the leader as of the last Ready (0: none known)
