@@ -44,6 +44,7 @@ var (
 	dur        = flag.Duration("dur", 5*time.Second, "duration of each throughput case")
 	warmup     = flag.Duration("warmup", 3*time.Second, "unmeasured load before the first case (JIT)")
 	rounds     = flag.Int("rounds", 3, "times each case runs on each server, the servers taking turns")
+	baseBin    = flag.String("base", "", "another zkafka binary, the server zkbase in -servers (zkafka against an earlier build)")
 	sessArg    = flag.String("sessions", "1,32", "concurrent sessions per case")
 	valueSize  = flag.Int("value", 100, "bytes per znode value")
 	fillArg    = flag.String("fill", "100000,1000000", "znode counts after which resident memory is read, on a fresh server (empty or 0 = skip)")
@@ -194,6 +195,16 @@ func startNamed(name, bin, dir, profile, memProfile string) (*server, error) {
 		return startZkafka(bin, dir, profile, memProfile)
 	case "zookeeper":
 		return startApache(dir, *heap)
+	case "zkbase":
+		base, err := filepath.Abs(*baseBin)
+		if err != nil {
+			return nil, err
+		}
+		s, err := startZkafka(base, dir, "", "")
+		if s != nil {
+			s.name = "zkbase"
+		}
+		return s, err
 	}
 	return nil, fmt.Errorf("unknown server %q", name)
 }
@@ -426,23 +437,13 @@ func report(results []*serverResult, sessions []int, fills []int) {
 	}
 	zk, zkOK := find(results, "zkafka")
 	ap, apOK := find(results, "zookeeper")
-	if zkOK && apOK {
-		fmt.Printf("\nzkafka / ZooKeeper, per round (side by side)  %-17s %-6s  %-17s %-6s\n", "ops/s best median", "(≥2)", "p99 best median", "(≤0.5)")
-		for _, n := range sessions {
-			for _, op := range []string{"create", "set", "get"} {
-				a, b := zk.phases[key(op, n)], ap.phases[key(op, n)]
-				var tr, lr []float64
-				for i := range min(len(a), len(b)) {
-					tr = append(tr, a[i].rate()/b[i].rate())
-					lr = append(lr, float64(a[i].lat.Percentile(99))/float64(b[i].lat.Percentile(99)))
-				}
-				sort.Float64s(tr)
-				sort.Float64s(lr)
-				fmt.Printf("%-8s %4d sessions %31.2f %6.2f %-6s  %8.2f %6.2f %-6s\n", op, n,
-					tr[len(tr)-1], tr[len(tr)/2], met(tr[len(tr)/2] >= 2), lr[0], lr[len(lr)/2], met(lr[len(lr)/2] <= 0.5))
-			}
-		}
+	if base, ok := find(results, "zkbase"); zkOK && ok {
+		ratios("zkafka / zkbase", zk, base, sessions)
 	}
+	if zkOK && apOK {
+		ratios("zkafka / ZooKeeper", zk, ap, sessions)
+	}
+
 	if len(fills) > 0 {
 		fmt.Printf("\n%-9s %10s %9s %11s %12s %12s %12s\n", "server", "znodes", "fill s", "creates/s", "RSS start MB", "VmRSS MB", "VmHWM MB")
 		for _, r := range results {
@@ -500,4 +501,23 @@ func medianIndex(ps []*phase, f func(*phase) float64) int {
 	}
 	sort.Slice(idx, func(i, j int) bool { return f(ps[idx[i]]) < f(ps[idx[j]]) })
 	return idx[len(idx)/2]
+}
+
+// ratios prints a/b of each case per round, best and median.
+func ratios(title string, a, b *serverResult, sessions []int) {
+	fmt.Printf("\n%-45s %-17s %-6s  %-17s %-6s\n", title+", per round (side by side)", "ops/s best median", "(≥2)", "p99 best median", "(≤0.5)")
+	for _, n := range sessions {
+		for _, op := range []string{"create", "set", "get"} {
+			pa, pb := a.phases[key(op, n)], b.phases[key(op, n)]
+			var tr, lr []float64
+			for i := range min(len(pa), len(pb)) {
+				tr = append(tr, pa[i].rate()/pb[i].rate())
+				lr = append(lr, float64(pa[i].lat.Percentile(99))/float64(pb[i].lat.Percentile(99)))
+			}
+			sort.Float64s(tr)
+			sort.Float64s(lr)
+			fmt.Printf("%-8s %4d sessions %31.2f %6.2f %-6s  %8.2f %6.2f %-6s\n", op, n,
+				tr[len(tr)-1], tr[len(tr)/2], met(tr[len(tr)/2] >= 2), lr[0], lr[len(lr)/2], met(lr[len(lr)/2] <= 0.5))
+		}
+	}
 }

@@ -70,6 +70,8 @@ func (n *Node) input(tick <-chan time.Time) bool {
 		n.snapshotDone(res)
 	case r := <-n.reportc:
 		switch {
+		case r.closed:
+			n.leaderClosed(r.id) // election.go
 		case !r.snapshot:
 			n.rn.ReportUnreachable(r.id)
 		case r.failed:
