@@ -32,6 +32,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/zkafka/zkafka/compat-tests/internal/benchkit"
@@ -128,8 +129,9 @@ func main() {
 	benchkit.AtExit(func() { os.RemoveAll(root) })
 
 	// Every server runs at once and the servers take turns case by case,
-	// round by round, so that a change in this shared machine's load
-	// between two cases weighs on both sides of a ratio alike.
+	// round by round (in a turning order), so that a change in this shared
+	// machine's load between two cases weighs on both sides of a ratio
+	// alike.
 	names := strings.Split(*serversArg, ",")
 	var servers []*server
 	var results []*serverResult
@@ -148,7 +150,14 @@ func main() {
 	for r := range *rounds {
 		for _, n := range sessions {
 			for _, op := range []string{"create", "set", "get"} {
-				for i, s := range servers {
+				for k := range servers {
+					// The order turns round by round, and the dirty pages
+					// of the case before (a snapshot file) are written
+					// out first, so that neither weighs on one server's
+					// fsyncs only.
+					i := (k + r) % len(servers)
+					s := servers[i]
+					syscall.Sync()
 					p, err := run(s, "m"+strconv.Itoa(r), op, n, *dur, value())
 					if err != nil {
 						failed(s, fmt.Errorf("%s at %d sessions: %w", op, n, err))
