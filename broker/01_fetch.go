@@ -22,9 +22,9 @@ import (
 //   - limits: partition_max_bytes per partition and max_bytes (v3+) for
 //     the response; the first partition with data may exceed both by one
 //     batch (KIP-74), later partitions stop at the limits;
-//   - isolation: READ_COMMITTED reads up to the last stable offset, which
-//     is the high watermark here (no transactions); aborted transactions
-//     are an empty list for READ_COMMITTED, null otherwise;
+//   - isolation: READ_COMMITTED reads up to the last stable offset and
+//     reports the aborted transactions of the range returned
+//     (partition_txn_fetch.go); null for READ_UNCOMMITTED;
 //   - errors per partition: UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID
 //     for ids in v13), NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE,
 //     KAFKA_STORAGE_ERROR;
@@ -42,8 +42,13 @@ import (
 //     consumers up to the high watermark; each follower fetch records the
 //     follower's log end offset (partition_replica.go), which moves the
 //     high watermark and the ISR. Nothing in a fetch changes the leader's
-//     log. Rack-aware preferred replicas (KIP-392) are not implemented:
-//     consumers fetch from leaders only.
+//     log. A leader-throttled partition (throttle.go) gets no records for
+//     a follower out of the ISR while the leader's replication rate is
+//     over its bound;
+//   - fetch from the closest replica (KIP-392, fetch_replica.go): consumer
+//     fetches of v11+ are served by followers too, up to their high
+//     watermark, and leaders answer a consumer that names its rack with a
+//     preferred read replica under RackAwareReplicaSelector.
 
 func init() { regKey(kproto.KeyFetch, 0, kproto.FetchMaxVersion, handleFetch) }
 
@@ -52,12 +57,17 @@ type fetchPart struct {
 	resp kproto.FetchPartitionResponse
 	rng  segment.FileRange // Len 0 when there are no records
 	part *partition        // nil on error
-	// hw is the bound read up to: the high watermark for consumers, the
-	// log end for followers; a long poll wakes when it moves.
-	hw       int64
-	follower bool
+	// hw is the bound read up to: the high watermark for consumers (the
+	// last stable offset at read_committed), the log end for followers; a
+	// long poll wakes when it moves.
+	hw        int64
+	follower  bool
+	isolation int8
 	// omit: an incremental session's answer leaves the partition out.
 	omit bool
+	// throttled: a follower fetch of a leader-throttled partition, whose
+	// bytes count against the leader's replication quota (throttle.go).
+	throttled bool
 }
 
 // bound is fp's read bound now.
@@ -65,7 +75,7 @@ func (fp *fetchPart) bound() int64 {
 	if fp.follower {
 		return fp.part.log.NextOffset()
 	}
-	return fp.part.highWatermark()
+	return fp.part.consumerBound(fp.isolation)
 }
 
 // fetchState is the per-connection scratch of the fetch path.
@@ -83,6 +93,7 @@ func handleFetch(c *conn, hdr *kproto.RequestHeader, body []byte) (*response, er
 	}
 	fs := &c.fetch
 	head := kproto.FetchResponseHead{}
+	c.capFetchToQuota(hdr, req)
 	req, ok := c.openFetchSession(req, &head)
 	if !ok {
 		return c.writeFetch(hdr, req, &head, false), nil
@@ -91,8 +102,9 @@ func handleFetch(c *conn, hdr *kproto.RequestHeader, body []byte) (*response, er
 	for {
 		n, failed := c.gatherFetch(req)
 		if n >= int64(req.MinBytes) || failed || !time.Now().Before(deadline) {
+			throttled := c.throttleFetch(hdr, req, &head, n)
 			ok := c.answerFetchSession(req, &head)
-			return c.writeFetch(hdr, req, &head, ok), nil
+			return c.writeFetch(hdr, req, &head, ok && !throttled), nil
 		}
 		fs.releaseRanges()
 		if !c.waitForData(deadline) {
@@ -136,7 +148,7 @@ func (c *conn) gatherFetch(req *kproto.FetchRequest) (total int64, failed bool) 
 			total += fp.rng.Len
 			// A diverged follower (its tags carry DivergingEpoch) is
 			// answered at once too.
-			failed = failed || fp.resp.ErrorCode != kproto.CodeNone || fp.resp.Tags != nil
+			failed = failed || fp.resp.ErrorCode != kproto.CodeNone || fp.resp.Tags != nil || fp.resp.PreferredReadReplica >= 0
 		}
 	}
 	return total, failed || refused > 0 && allowed == 0
@@ -162,7 +174,7 @@ func (c *conn) fetchPartition(req *kproto.FetchRequest, t *topic, rp *kproto.Fet
 		r.ErrorCode = kproto.CodeUnknownTopicOrPartition
 		return
 	}
-	part := t.partition(rp.Partition)
+	part := readableReplica(req, t, rp.Partition) // the leader's, or a follower's (fetch_replica.go)
 	if part == nil {
 		r.ErrorCode = kproto.CodeNotLeaderOrFollower
 		return
@@ -180,11 +192,12 @@ func (c *conn) fetchPartition(req *kproto.FetchRequest, t *topic, rp *kproto.Fet
 		}
 		return
 	}
-	fp.part, fp.follower = part, follower
+	fp.part, fp.follower, fp.isolation = part, follower, req.IsolationLevel
 	leo, start := part.log.NextOffset(), part.log.StartOffset()
+	lso := part.lastStableOffset()
 	hw := part.highWatermark()
-	r.HighWatermark, r.LastStableOffset, r.LogStartOffset = hw, hw, start
-	if req.IsolationLevel == 1 {
+	r.HighWatermark, r.LastStableOffset, r.LogStartOffset = hw, min(lso, hw), start
+	if req.IsolationLevel == isolationReadCommitted {
 		r.AbortedTransactions = []kproto.FetchAbortedTransaction{}
 	}
 	if follower && req.Version >= 12 {
@@ -199,17 +212,22 @@ func (c *conn) fetchPartition(req *kproto.FetchRequest, t *topic, rp *kproto.Fet
 		r.ErrorCode = kproto.CodeOffsetOutOfRange
 		return
 	}
-	// Consumers read up to the high watermark, followers to the log end.
-	bound := hw
+	if id := c.preferredReadReplica(req, part, rp.FetchOffset); id >= 0 {
+		r.PreferredReadReplica, fp.hw = id, hw // KIP-392: no records; answered at once
+		return
+	}
+	// Consumers read up to the high watermark (read_committed: the last
+	// stable offset), followers to the log end.
+	bound := min(hw, part.consumerBound(req.IsolationLevel))
 	if follower {
 		part.followerFetched(req.ReplicaID, rp.FetchOffset, rp.LogStartOffset, time.Now())
 		hw = part.highWatermark()
-		r.HighWatermark, r.LastStableOffset = hw, hw
+		r.HighWatermark, r.LastStableOffset = hw, min(part.lastStableOffset(), hw)
 		bound = leo
 	}
 	fp.hw = bound
 	limit := min(int64(rp.PartitionMaxBytes), budget)
-	if rp.FetchOffset >= bound || limit <= 0 && sofar > 0 {
+	if rp.FetchOffset >= bound || limit <= 0 && sofar > 0 || follower && c.leaderThrottle(part, req.ReplicaID, fp) {
 		return
 	}
 	rng, err := part.log.ReadBelow(rp.FetchOffset, int(max(limit, 1)), bound)
@@ -225,12 +243,16 @@ func (c *conn) fetchPartition(req *kproto.FetchRequest, t *topic, rp *kproto.Fet
 		rng.Release() // only the first partition with data may exceed the limits
 	default:
 		fp.rng = rng
+		if req.IsolationLevel == isolationReadCommitted && !follower {
+			r.AbortedTransactions = part.abortedInRange(rp.FetchOffset, rng.NextOffset)
+		}
 	}
 }
 
 // waitForData parks on every fetched partition until an append, the
 // deadline, shutdown or a dead connection. It reports false on shutdown.
 func (c *conn) waitForData(deadline time.Time) bool {
+	defer c.parked(time.Now())
 	fs := &c.fetch
 	wake := make(chan struct{}, 1)
 	var parked []*partition
@@ -304,6 +326,9 @@ func (c *conn) writeFetch(hdr *kproto.RequestHeader, req *kproto.FetchRequest, h
 			if fp := &fs.parts[i][j]; withData && fp.rng.Len > 0 {
 				resp.ranges = append(resp.ranges, fp.rng)
 				c.b.metrics.sent(fp.part.topic, fp.rng.Len)
+				if fp.throttled {
+					c.b.repl.throttle.leader.Record(fp.rng.Len, time.Now())
+				}
 			}
 			fs.parts[i][j] = fetchPart{}
 		}

@@ -58,6 +58,8 @@ type brokerInfo struct {
 	port int32
 	// endpoints are its listeners by name (endpoints.go).
 	endpoints map[string]hostPort
+	// rack is its broker.rack ("" for none).
+	rack string
 }
 
 func (cl *cluster) init() {
@@ -306,6 +308,9 @@ func (b *Broker) applyTopic(t *topic) error {
 	b.cluster.mu.Unlock()
 	if t.name == offsetsTopic && b.groups != nil {
 		b.groups.offsetsLeadershipChanged(t)
+	}
+	if t.name == transactionTopic && b.txns != nil {
+		b.txns.leadershipChanged(t)
 	}
 	if old != nil {
 		// Replicas this broker no longer holds (a reassignment) are

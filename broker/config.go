@@ -21,6 +21,11 @@ import (
 // DefaultConfig.
 type Config struct {
 	BrokerID int32 // broker.id
+	// Rack is broker.rack ("" for none): registered in /brokers/ids/{id},
+	// answered in Metadata and DescribeCluster, used by rack-aware
+	// replica placement (assign.go) and by the rack-aware replica
+	// selector (fetch_replica.go).
+	Rack string
 	// Listeners are "NAME://host:port" (listeners), each NAME's security
 	// protocol given by ListenerProtocols; PLAINTEXT, SSL, SASL_PLAINTEXT
 	// and SASL_SSL are served.
@@ -59,6 +64,10 @@ type Config struct {
 	DefaultReplicationFactor int16 // default.replication.factor (1)
 	AutoCreateTopics         bool  // auto.create.topics.enable (true)
 	DeleteTopicEnable        bool  // delete.topic.enable (true)
+	// TxnPartitionVerification is transaction.partition.verification.enable
+	// (true): KIP-890 verification of transactional produce (partition_txn_verify.go);
+	// a dynamic broker config overrides it (Broker.txnVerification).
+	TxnPartitionVerification bool
 
 	LogSegmentBytes          int64         // log.segment.bytes (1 GiB)
 	LogRollTime              time.Duration // log.roll.ms / log.roll.hours (7 days)
@@ -79,6 +88,8 @@ type Config struct {
 	QueuedMaxRequestBytes int64
 
 	Groups GroupConfig // group.* and offsets.* (group_config.go)
+	// Txn is transaction.* and transactional.id.* (txn_config.go).
+	Txn TxnConfig
 	// Replication is replica.* (replication_config.go).
 	Replication ReplicationConfig
 
@@ -90,11 +101,24 @@ type Config struct {
 	// LeaderBalance is auto.leader.rebalance.enable and leader.imbalance.*
 	// (config_leader_balance.go).
 	LeaderBalance LeaderBalanceConfig
+	// Quota is quota.window.* (config_quota.go).
+	Quota QuotaConfig
 
 	// RequestHook, if set, sees every request before its handler and may
 	// delay it, drop its connection or answer it (request_hook.go); no
 	// server.properties key sets it. Test harnesses use it.
 	RequestHook RequestHook
+	// InterBrokerDial, if set, opens this broker's connections to other
+	// brokers (and to itself) in place of a plain TCP dial
+	// (interbroker_dial.go); no server.properties key sets it. Test
+	// harnesses use it to route each pair of brokers through its own
+	// proxy.
+	InterBrokerDial InterBrokerDialer
+	// LogFS, if set, is the file system of the partition logs (nil: the
+	// operating system's); no server.properties key sets it. Test
+	// harnesses give a fault-injecting one (internal/faultfs) to lose
+	// unsynced writes at Kill (kill.go).
+	LogFS LogFileSystem
 
 	// topicDefaults are broker defaults of topic configs given in
 	// server.properties that Config has no field for (min.insync.replicas,
@@ -119,6 +143,7 @@ func DefaultConfig(dataDir string) Config {
 		DefaultReplicationFactor: 1,
 		AutoCreateTopics:         true,
 		DeleteTopicEnable:        true,
+		TxnPartitionVerification: true,
 		LogSegmentBytes:          1 << 30,
 		LogRollTime:              7 * 24 * time.Hour,
 		LogRetention:             168 * time.Hour,
@@ -129,6 +154,7 @@ func DefaultConfig(dataDir string) Config {
 		SocketRequestMaxBytes:    100 << 20,
 		QueuedMaxRequestBytes:    DefaultQueuedMaxRequestBytes,
 		Groups:                   DefaultGroupConfig(),
+		Txn:                      DefaultTxnConfig(),
 		Replication:              DefaultReplicationConfig(),
 		Metrics:                  DefaultMetricsConfig(),
 		SSL:                      DefaultSSLConfig(),
@@ -137,6 +163,7 @@ func DefaultConfig(dataDir string) Config {
 		Cleaner:                  DefaultCleanerConfig(),
 		InterBroker:              DefaultInterBrokerConfig(),
 		LeaderBalance:            DefaultLeaderBalanceConfig(),
+		Quota:                    DefaultQuotaConfig(),
 	}
 }
 
@@ -194,6 +221,8 @@ func parseProperties(r io.Reader, log *slog.Logger, kafkaOpts string) (Config, e
 			rel.brokerID = p
 		case "broker.id.generation.enable", "reserved.broker.max.id":
 			err = rel.setBrokerIDRule(p)
+		case "broker.rack":
+			cfg.Rack = v
 		case "listeners":
 			cfg.Listeners, err = listenersProp(v, false)
 		case "advertised.listeners":
@@ -214,6 +243,8 @@ func parseProperties(r io.Reader, log *slog.Logger, kafkaOpts string) (Config, e
 			cfg.AutoCreateTopics, err = p.Bool()
 		case "delete.topic.enable":
 			cfg.DeleteTopicEnable, err = p.Bool()
+		case "transaction.partition.verification.enable":
+			cfg.TxnPartitionVerification, err = p.Bool()
 		case "log.segment.bytes":
 			// LegacyRecord.RECORD_OVERHEAD_V0, Kafka's minimum.
 			err = intIn(v, 14, math.MaxInt32, &cfg.LogSegmentBytes)
@@ -290,6 +321,9 @@ func applyOtherProperty(cfg *Config, p properties.Property, log *slog.Logger) er
 	if ok, err := cfg.Groups.parseProperty(k, v); ok {
 		return err
 	}
+	if ok, err := cfg.Txn.parseProperty(k, v); ok {
+		return err
+	}
 	if ok, err := cfg.Metrics.parseProperty(k, v); ok {
 		return err
 	}
@@ -309,6 +343,9 @@ func applyOtherProperty(cfg *Config, p properties.Property, log *slog.Logger) er
 		return err
 	}
 	if ok, err := cfg.LeaderBalance.parseProperty(k, v); ok {
+		return err
+	}
+	if ok, err := cfg.Quota.parseProperty(k, v); ok {
 		return err
 	}
 	if ok, err := cfg.SASL.parseProperty(p, log); ok {

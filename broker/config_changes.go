@@ -16,7 +16,8 @@ import (
 // naming the entity; every broker watches /config/changes, handles the
 // notifications newer than the last it handled by reloading the named
 // topic (reloadTopic: the open partitions take the new config), user
-// (its SCRAM credentials, scram_store.go) or broker (this one's or the
+// (its SCRAM credentials, scram_store.go, and its quotas), client id or
+// (user, client id) (their quotas, quota_store.go) or broker (this one's or the
 // default's dynamic configs, dynamic_config.go), and
 // deletes the ones older than configChangeExpiry. At start it handles
 // every one still there, as Kafka does.
@@ -78,6 +79,9 @@ func (b *Broker) handleConfigChanges(names []string, last int64) int64 {
 		if user, ok := changedUser(data); ok {
 			b.scram.reload(user)
 		}
+		if e, ok := changedQuotaEntity(data); ok {
+			b.reloadQuota(e)
+		}
 		if topic, ok := changedTopic(data); ok && !reloaded[topic] && b.cluster.topic(topic) != nil {
 			reloaded[topic] = true
 			if err := b.reloadTopic(topic); err != nil {
@@ -88,8 +92,8 @@ func (b *Broker) handleConfigChanges(names []string, last int64) int64 {
 	return last
 }
 
-// changedTopic is the topic a notification names; of the other entities
-// only users have a config in zkafka (changedUser).
+// changedTopic is the topic a notification names (users and clients:
+// changedUser, changedQuotaEntity).
 func changedTopic(data []byte) (string, bool) {
 	var z zkmeta.ConfigChangeZNode
 	if json.Unmarshal(data, &z) != nil {

@@ -126,6 +126,14 @@ var brokerCases = []struct {
 	{"offsets.retention.minutes=0", "offsets.retention.minutes", nil},
 	{"offsets.retention.check.interval.ms=1000", "", func(c Config) bool { return c.Groups.OffsetsRetentionCheck == time.Second }},
 	{"offsets.retention.check.interval.ms=0", "offsets.retention.check.interval.ms", nil},
+	{"transaction.state.log.num.partitions=3\ntransaction.state.log.replication.factor=1", "", func(c Config) bool {
+		return c.Txn.StateLogPartitions == 3 && c.Txn.StateLogReplicationFactor == 1
+	}},
+	{"transaction.state.log.num.partitions=0", "transaction.state.log.num.partitions", nil},
+	{"transaction.max.timeout.ms=60000", "", func(c Config) bool { return c.Txn.MaxTimeout == time.Minute }},
+	{"transaction.max.timeout.ms=0", "transaction.max.timeout.ms", nil},
+	{"transactional.id.expiration.ms=1000", "", func(c Config) bool { return c.Txn.IDExpiration == time.Second }},
+	{"transaction.state.log.min.isr=x", "transaction.state.log.min.isr", nil},
 	{"log.cleanup.policy=delete", "", func(c Config) bool { return true }},
 	{"log.cleanup.policy=compact", "", func(c Config) bool { return effectiveConfig(&c, nil).compaction.compact }},
 	{"log.cleanup.policy=compact, delete", "", func(c Config) bool { cc := effectiveConfig(&c, nil).compaction; return cc.compact && cc.delete }},
@@ -137,6 +145,14 @@ var brokerCases = []struct {
 	{"max.incremental.fetch.session.cache.slots=5", "", func(c Config) bool { return c.Replication.FetchSessionCacheSlots == 5 }},
 	{"max.incremental.fetch.session.cache.slots=-1", "max.incremental.fetch.session.cache.slots", nil},
 	{"replica.socket.timeout.ms=30000", "", func(c Config) bool { return c.Replication == DefaultReplicationConfig() }},
+	{"broker.rack=us-east-1a", "", func(c Config) bool { return c.Rack == "us-east-1a" }},
+	{"replica.selector.class=org.apache.kafka.common.replica.RackAwareReplicaSelector", "", func(c Config) bool {
+		return c.Replication.ReplicaSelector == RackAwareReplicaSelector
+	}},
+	{"replica.selector.class=com.example.Mine", "replica.selector.class", nil},
+	{"replication.quota.window.num=5", "", func(c Config) bool { return c.Replication.QuotaWindows == 5 }},
+	{"replication.quota.window.num=0", "replication.quota.window.num", nil},
+	{"replication.quota.window.size.seconds=2", "", func(c Config) bool { return c.Replication.QuotaWindowSize == 2*time.Second }},
 	{"log.cleaner.threads=2", "", func(c Config) bool { return c.Cleaner.Threads == 2 }},
 	{"log.cleaner.threads=-1", "log.cleaner.threads", nil},
 	{"log.cleaner.dedupe.buffer.size=10", "log.cleaner.dedupe.buffer.size", nil},

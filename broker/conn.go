@@ -66,6 +66,9 @@ type conn struct {
 	fetch        fetchState
 	listReq      kproto.ListOffsetsRequest
 	metaReq      kproto.MetadataRequest
+	// quota is the client quota state of the request being handled
+	// (quota_conn.go).
+	quota quotaReq
 }
 
 // response is a complete response frame, possibly with holes that the
@@ -184,12 +187,14 @@ func (c *conn) readLoop() {
 			return
 		}
 		start := time.Now()
+		c.beginQuota(len(frame) + 4)
 		resp, err := c.dispatch(&hdr, body)
 		c.b.metrics.request(hdr.APIKey, time.Since(start))
 		if err != nil {
 			c.log.Warn("closing connection", "api_key", hdr.APIKey, "api_version", hdr.APIVersion, "err", err)
 			return
 		}
+		mute := c.endQuota(&hdr, resp)
 		if resp != nil {
 			select {
 			case c.out <- resp:
@@ -197,6 +202,9 @@ func (c *conn) readLoop() {
 				resp.release()
 				return
 			}
+		}
+		if !c.muteFor(mute) { // a client over its quota: its next request waits (quota_conn.go)
+			return
 		}
 		if cap(c.buf) > maxKeptFrameBytes {
 			c.dropBuffer() // an unusually large request: do not keep its buffer

@@ -23,8 +23,12 @@
 //	                opening with its version notes and registering its range (regKey)
 //	registry.go     the registry, dispatch rules, ApiVersions' table
 //	request_hook.go Config.RequestHook: a test harness's view of each request before its
-//	                handler (delay, drop the connection, or answer in its place); nil by default
-//	server.go       Broker, New/Serve/Shutdown, one accept loop per listener, tracked goroutines
+//	                handler (delay, drop the connection, or answer in its place); nil by default;
+//	                interbroker_dial.go Config.InterBrokerDial: a harness's dialer for the
+//	                broker's connections to other brokers (one proxy per pair); nil by default
+//	server.go       Broker, New/Serve/Shutdown, one accept loop per listener, tracked goroutines;
+//	                kill.go Kill, the stop of a killed process (no flush, no checkpoint), and
+//	                Config.LogFS, the partition logs' file system (a harness's faultfs)
 //	endpoints.go    the listeners registered in /brokers/ids, each client answered with its own
 //	config_tls.go   listener.security.protocol.map and ssl.*; config_listener_ssl.go the
 //	                listener.name.x.ssl.* overrides; tls.go each SSL listener's tls.Config;
@@ -38,6 +42,12 @@
 //	                interbroker_sasl.go the broker's own login on a SASL inter-broker
 //	                listener and the kgo options of all its clients of other brokers
 //	scram_store.go  the SCRAM credentials in /config/users, the broker's cache of them
+//	quota_*.go      client quotas (keys 48, 49): quota_store.go their znodes in /config/users
+//	                and /config/clients (beside the SCRAM keys), quota_entities.go Kafka's
+//	                precedence of the eight entity combinations, quota_rate.go the windowed
+//	                rate (quota.window.*, config_quota.go), quota_manager.go the meters and
+//	                throttle times, quota_conn.go throttle_time_ms in every response and the
+//	                muted connection
 //	config_zkclient.go  the ZooKeeper session's TLS, SASL and secure ACLs (zookeeper.set.acl,
 //	                zookeeper.ssl.*, the JAAS Client section; zkmeta.DialSecure)
 //	principal.go    a connection's principal: User:NAME (SASL), the certificate's DN, ANONYMOUS
@@ -55,8 +65,19 @@
 //	alter_partition.go  the leader's AlterPartition sender (56_alter_partition.go: the
 //	                controller's handler)
 //	replica/        package replica: leader epoch cache, ISR and high watermark rules,
-//	                truncation rules, follower fetchers, replication-offset-checkpoint
+//	                truncation rules, follower fetchers, replication-offset-checkpoint,
+//	                the rack-aware replica selector and the replication quotas
+//	fetch_replica.go  fetch from the closest replica (KIP-392): consumer fetches served by
+//	                followers, the leader's preferred read replica (replica.selector.class)
+//	throttle.go     the replication throttles (KIP-73): leader/follower rates and
+//	                throttled replicas
 //	producers.go    idempotent producer sequence tracking
+//	partition_txn.go  transactions on a partition: open transactions, COMMIT/ABORT
+//	                markers (27_write_txn_markers.go writes them), the last stable
+//	                offset, the aborted index (store/segment's .txnindex);
+//	                partition_txn_fetch.go read_committed reads, partition_txn_produce.go
+//	                transactional produce, partition_txn_verify.go and
+//	                txn_partition_verify.go KIP-890 verification with the coordinator
 //	delete_records.go  DeleteRecords on a partition: the leader's log start, the followers'
 //	                log starts from their fetches, the low watermark the answer waits for
 //	producer_snapshot.go  Kafka's {offset}.snapshot producer state files (roll, clean close)
@@ -74,12 +95,18 @@
 //	control_epochs.go  the controller and broker epochs that fence keys 4, 5 and 6
 //	shutdown_controlled.go  the broker's controlled shutdown (key 7 to the controller);
 //	                config_interbroker.go its keys and inter.broker.listener.name
-//	admin.go        topic creation, deletion, partition growth
+//	admin.go        topic creation, deletion, partition growth; assign.go replica placement
+//	                (Kafka's AdminUtils, rack-aware when the brokers have broker.rack)
 //	zkmeta/         package zkmeta: the ZooKeeper session with chroot, znode paths and JSON shapes
 //	config.go       Config and server.properties; config_rules.go the rules of its values;
 //	                topicconfig.go per-topic configs, topicconfig_alter.go their changes at
 //	                run time (keys 33, 44), config_changes.go the /config/changes watch
-//	group_*.go      the group coordinator: state machine, ZooKeeper store, expiry;
+//	group_*.go      the group coordinator: group_machine.go the pure membership state
+//	                machine (group_state.go the join phase, group_sync.go the rest;
+//	                scripts in testdata/group), group_shell.go its lock, timers and
+//	                replies, group_store.go the offset-commit pipeline, group_mirror.go
+//	                /ids and /owners, group_load.go loading a partition's groups
+//	                (COORDINATOR_LOAD_IN_PROGRESS), group_expiry.go offset expiry;
 //	                group_records.go the group metadata record (/consumers/{g}/group-metadata,
 //	                the generation stored before it is answered; members restored on a move)
 //	                and the records appended to __consumer_offsets
@@ -166,9 +193,11 @@
 //     fetch, ListOffsets and OffsetForLeaderEpoch are served from leaders
 //     only (NOT_LEADER_OR_FOLLOWER elsewhere), and appendBatch re-checks the
 //     role under partition.mu.
-//   - High watermark = last stable offset (no transactions) = the smallest
-//     log end offset of the ISR on a leader (broker/replica), raised only;
-//     consumers read up to it, followers to the log end. acks=1 answers
+//   - High watermark = the smallest log end offset of the ISR on a leader
+//     (broker/replica), raised only; consumers read up to it
+//     (read_committed: up to the last stable offset, min(first offset of
+//     an open or not yet replicated transaction, high watermark)),
+//     followers to the log end. acks=1 answers
 //     after the leader's append, acks=-1 when the high watermark passes
 //     the batch (or times out, or the ISR is below min.insync.replicas);
 //     fsync follows flush.messages / flush.ms (log.flush.interval.*), as
@@ -231,6 +260,25 @@
 // the notifications under /kafka-acl-changes and
 // /kafka-acl-extended-changes (zkmeta/acl.go), which every broker watches.
 //
+// # Transactions (coordinator)
+//
+// The transaction coordinator of a transactional id is the leader of its
+// partition of __transaction_state (txn_state_topic.go, created on the
+// first FindCoordinator key type 1 or transactional InitProducerId). Its
+// state machine is pure (package broker/txn: states, transitions, errors,
+// timers as an input); the shell (txn_coordinator.go) appends each state
+// change as Kafka's TransactionLogKey/Value record to that partition and
+// acts only once the high watermark passes it (txn_log.go), loads a
+// partition's transactions from its local log when it becomes leader
+// (COORDINATOR_LOAD_IN_PROGRESS meanwhile; NOT_COORDINATOR on the old
+// leader), and completes PrepareCommit/PrepareAbort by sending
+// WriteTxnMarkers to the partitions' leaders until each answered
+// (txn_markers.go). Offsets of TxnOffsetCommit wait in ZooKeeper under
+// /consumers/{group}/txn-offsets/{producer id} until the marker reaches
+// the group's partition of __consumer_offsets (txn_offsets.go). KIP-890
+// part 1 (verification) is served; part 2 (an epoch bump per
+// transaction, EndTxn v5) is not.
+//
 // # Shutdown
 //
 // Shutdown first asks the controller (ControlledShutdown, key 7, on its
@@ -243,9 +291,10 @@
 //
 // # Not implemented
 //
-// fetching from followers (KIP-392), transactions, message format
-// down-conversion (magic 0/1 produce gets UNSUPPORTED_FOR_MESSAGE_FORMAT),
-// dynamic broker configs other than the topic-default log.* keys and the
-// replication throttle rates (dynamic_config.go; the rates are stored, not
-// applied), quotas, SASL GSSAPI and OAUTHBEARER, delegation tokens.
+// KIP-890 part 2, message format down-conversion (magic 0/1 produce gets
+// UNSUPPORTED_FOR_MESSAGE_FORMAT), dynamic broker configs other than the
+// topic-default log.* keys and the replication throttle rates
+// (dynamic_config.go, throttle.go), replica.selector.class other than
+// RackAwareReplicaSelector, quotas, SASL GSSAPI and OAUTHBEARER,
+// delegation tokens.
 package broker

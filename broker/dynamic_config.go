@@ -31,14 +31,15 @@ import (
 // unclean.leader.election.enable), which a topic without an override
 // takes at once (every open topic's config is recomputed), and
 // leader.replication.throttled.rate / follower.replication.throttled.rate,
-// which are validated and stored but not applied (zkafka has no
-// replication quotas). Any other key is refused as Kafka refuses a key
+// the replication throttles' rates (throttle.go; applied from this
+// broker's own entity only, as Kafka), and
+// transaction.partition.verification.enable (partition_txn_produce.go). Any other key is refused as Kafka refuses a key
 // that is not dynamic: "Cannot update these configs dynamically".
 
 // defaultBrokerEntity is the name of the cluster default's znode.
 const defaultBrokerEntity = "<default>"
 
-// throttleKeys are the dynamic broker keys stored without effect.
+// throttleKeys are the replication throttles' dynamic broker keys.
 var throttleKeys = map[string]bool{
 	"leader.replication.throttled.rate":   true,
 	"follower.replication.throttled.rate": true,
@@ -69,7 +70,7 @@ func (d *dynamicConfigs) lookup(key string) (string, int8, bool) {
 // unclean.leader.election.enable, which the controller reads once at
 // start (Kafka allows it dynamically).
 func dynamicTopicDefault(k string) *topicConfigDef {
-	if k == "unclean.leader.election.enable" {
+	if k == "unclean.leader.election.enable" || k == "" {
 		return nil
 	}
 	for i := range topicConfigDefs {
@@ -81,7 +82,9 @@ func dynamicTopicDefault(k string) *topicConfigDef {
 }
 
 // isDynamicBrokerKey reports whether k may be altered at run time.
-func isDynamicBrokerKey(k string) bool { return throttleKeys[k] || dynamicTopicDefault(k) != nil }
+func isDynamicBrokerKey(k string) bool {
+	return throttleKeys[k] || k == txnVerificationKey || dynamicTopicDefault(k) != nil
+}
 
 // brokerEntity is the znode name of a BROKER resource name.
 func brokerEntity(name string) string {
@@ -122,6 +125,9 @@ func checkBrokerConfigs(name string, cfg map[string]string) error {
 		if d := dynamicTopicDefault(k); d != nil {
 			check = d.check
 		}
+		if k == txnVerificationKey {
+			check = checkBool
+		}
 		if err := check(v); err != nil {
 			return adminErr(kproto.CodeInvalidRequest, "%sInvalid value %s for configuration %s: %v", prefix, v, k, err)
 		}
@@ -138,31 +144,17 @@ func (b *Broker) alterBrokerConfigs(name string, validateOnly bool, edit func(ma
 		return adminErr(kproto.CodeInvalidRequest, "Unexpected broker id, expected %d, but received %s", b.cfg.BrokerID, name)
 	}
 	entity := brokerEntity(name)
-	for attempt := 0; ; attempt++ {
-		cur, version, err := b.readBrokerConfigs(entity)
-		if err != nil {
-			return err
-		}
-		if err := edit(cur); err != nil {
-			return err
-		}
-		if err := checkBrokerConfigs(name, cur); err != nil {
-			return err
-		}
-		if validateOnly {
-			return nil
-		}
-		err = b.writeBrokerConfigs(entity, cur, version)
-		if (errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNodeExists)) && attempt < 10 {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		b.log.Info("broker config altered", "entity", entity, "config", cur)
-		b.reloadDynamicConfigs()
-		return nil
+	cur, err := casConfig{
+		read:  func() (map[string]string, int32, error) { return b.readBrokerConfigs(entity) },
+		check: func(cfg map[string]string) error { return checkBrokerConfigs(name, cfg) },
+		write: func(cfg map[string]string, v int32) error { return b.writeBrokerConfigs(entity, cfg, v) },
+	}.apply(validateOnly, edit)
+	if err != nil || validateOnly {
+		return err
 	}
+	b.log.Info("broker config altered", "entity", entity, "config", cur)
+	b.reloadDynamicConfigs()
+	return nil
 }
 
 // readBrokerConfigs reads /config/brokers/{entity} and its version (-1
@@ -217,6 +209,7 @@ func (b *Broker) loadDynamicConfigs() {
 		b.log.Warn("reading default dynamic broker configs", "err", err)
 	}
 	b.dyn.Store(next)
+	b.applyThrottleRates(next)
 }
 
 // reloadDynamicConfigs is loadDynamicConfigs followed by a reload of every

@@ -63,38 +63,27 @@ func (b *Broker) alterTopicOverrides(topic string, validateOnly bool, edit func(
 	if topic == "" || strings.Contains(topic, "/") {
 		return adminErr(kproto.CodeUnknownTopicOrPartition, "The topic '%s' does not exist.", topic)
 	}
-	for attempt := 0; ; attempt++ {
-		cur, version, err := b.readTopicOverrides(topic)
-		if err != nil {
-			return err
-		}
-		if err := edit(cur); err != nil {
-			return err
-		}
+	check := func(cfg map[string]string) error {
 		if b.cluster.topic(topic) == nil {
 			return adminErr(kproto.CodeUnknownTopicOrPartition, "The topic '%s' does not exist.", topic)
 		}
-		if err := checkAlteredTopicConfigs(topic, cur); err != nil {
-			return err
-		}
-		if validateOnly {
-			return nil
-		}
-		err = b.writeTopicOverrides(topic, cur, version)
-		if (errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNodeExists)) && attempt < 10 {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		b.log.Info("topic config altered", "topic", topic, "config", cur)
-		// This broker applies it now, so that a describe sent to it next
-		// sees it; the others (and this one again) follow the notification.
-		if err := b.reloadTopic(topic); err != nil {
-			b.log.Warn("reloading altered topic config", "topic", topic, "err", err)
-		}
-		return nil
+		return checkAlteredTopicConfigs(topic, cfg)
 	}
+	cur, err := casConfig{
+		read:  func() (map[string]string, int32, error) { return b.readTopicOverrides(topic) },
+		check: check,
+		write: func(cfg map[string]string, v int32) error { return b.writeTopicOverrides(topic, cfg, v) },
+	}.apply(validateOnly, edit)
+	if err != nil || validateOnly {
+		return err
+	}
+	b.log.Info("topic config altered", "topic", topic, "config", cur)
+	// This broker applies it now, so that a describe sent to it next
+	// sees it; the others (and this one again) follow the notification.
+	if err := b.reloadTopic(topic); err != nil {
+		b.log.Warn("reloading altered topic config", "topic", topic, "err", err)
+	}
+	return nil
 }
 
 // readTopicOverrides reads /config/topics/{t} and its version (-1 when the

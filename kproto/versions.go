@@ -49,6 +49,12 @@ const (
 	KeyIncrementalAlterConfigs int16 = 44
 )
 
+// The client quota keys.
+const (
+	KeyDescribeClientQuotas int16 = 48
+	KeyAlterClientQuotas    int16 = 49
+)
+
 // The SASL and SCRAM credential keys.
 const (
 	KeySaslAuthenticate             int16 = 36

@@ -15,7 +15,9 @@
 //	/brokers/topics/{t}                       TopicZNode (version 3, topic_id, partitions: {"0":[1,2,3]})
 //	/brokers/topics/{t}/partitions/{p}/state  PartitionStateZNode (version 1; zkVersion is the CAS token)
 //	/config/topics/{t}                        ConfigZNode (version 1, config overrides)
-//	/config/users/{user}                      ConfigZNode (version 1, SCRAM credentials by mechanism)
+//	/config/users/{user}                      ConfigZNode (version 1, SCRAM credentials by mechanism, quotas)
+//	/config/users/{user}/clients/{client}     ConfigZNode (version 1, quotas; {user} may be <default>)
+//	/config/clients/{client}                  ConfigZNode (version 1, quotas; {client} may be <default>)
 //	/config/brokers/{id}, /config/brokers/<default>  ConfigZNode (version 1, dynamic broker configs)
 //	/config/changes/config_change_N           ConfigChangeZNode (persistent sequential, a config changed)
 //	/admin/delete_topics/{t}                  marker, carried out by the controller

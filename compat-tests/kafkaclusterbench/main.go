@@ -13,7 +13,9 @@
 //     each of its partitions, median of -failovers (target ≤
 //     zookeeper.session.timeout.ms + 1 s);
 //   - controlled shutdown: SIGTERM of a leader until no partition state
-//     names it (target ≤ 1 s).
+//     names it (target ≤ 1 s);
+//   - OffsetCommit throughput, 1 and 8 committers, on the cluster and on a
+//     single broker started after it, and their ratio (commit.go).
 //
 // RF 3 cases need replication (issue 10); without it (the ISR stays the
 // leader alone) they are reported as skipped.
@@ -41,7 +43,7 @@ var (
 	e2eDur    = flag.Duration("e2e-dur", 4*time.Second, "end-to-end measured duration")
 	failovers = flag.Int("failovers", 10, "kill -9 failovers to measure")
 	shutdowns = flag.Int("shutdowns", 3, "controlled shutdowns to measure")
-	only      = flag.String("only", "", "comma-separated parts: produce,e2e,failover,shutdown (default all)")
+	only      = flag.String("only", "", "comma-separated parts: produce,e2e,failover,shutdown,commit (default all)")
 )
 
 const (
@@ -84,6 +86,9 @@ func main() {
 	}
 	if want("shutdown") {
 		shutdownCase(c, replicated)
+	}
+	if want("commit") {
+		commitCase(c, bin, dir)
 	}
 	fmt.Printf("\nkafkaclusterbench took %v\n", time.Since(start).Round(time.Second))
 	benchkit.Exit(0)
