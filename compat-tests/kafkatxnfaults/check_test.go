@@ -1,4 +1,4 @@
-package kafkatxn
+package kafkatxnfaults
 
 import (
 	"strings"
