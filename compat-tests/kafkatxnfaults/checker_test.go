@@ -4,177 +4,231 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/zkafka/zkafka/compat-tests/internal/kcluster"
-	"github.com/zkafka/zkafka/compat-tests/internal/ktxn"
+	"github.com/zkafka/zkafka/internal/javahash"
 )
 
 func TestMain(m *testing.M) { kcluster.Main(m) }
 
-const (
-	topic     = "chk"
-	parts     = 3
-	producers = 4
-	txns      = 10 // per producer and fault
-)
+const producers = 4
 
-// fault is one row: what is killed, found when the fault starts.
+// fault is one phase of the run: cycle kills one broker the phase names
+// and restarts it.
 type fault struct {
 	name   string
-	victim func(t *testing.T, c *kcluster.Cluster) int32
+	victim func(c *kcluster.Cluster) int32
 }
 
 var faults = []fault{
-	{"leader-kill", func(t *testing.T, c *kcluster.Cluster) int32 { return c.Leader(topic, 0) }},
-	{"coordinator-kill", func(t *testing.T, c *kcluster.Cluster) int32 { return coordinatorOf(t, c, "chk-f1-0") }},
+	{"txn-coordinator", func(c *kcluster.Cluster) int32 {
+		return c.Leader("__transaction_state", partitionOf(txnID(rand.IntN(producers)), internalParts))
+	}},
+	{"partition-leader", func(c *kcluster.Cluster) int32 { return c.Leader(dataTopic, rand.Int32N(dataParts)) }},
+	{"group-coordinator", func(c *kcluster.Cluster) int32 {
+		return c.Leader("__consumer_offsets", partitionOf(groupID(rand.IntN(producers)), internalParts))
+	}},
 }
 
-// TestKillNineChecker runs the producers through each fault in turn: the
-// victim is killed with SIGKILL once the producers are under way and
-// restarted a few transactions later; then every transaction has ended
-// (each partition's LSO reaches its end), a read_committed consumer reads
-// the topic and the transactions are checked.
-func TestKillNineChecker(t *testing.T) {
+// internalParts is both internal topics' partition count in this test.
+const internalParts = 10
+
+// partitionOf is Kafka's abs(String.hashCode(key)) % n.
+func partitionOf(key string, n int) int32 {
+	h := javahash.String(key)
+	if h == -1<<31 {
+		h = 0
+	} else if h < 0 {
+		h = -h
+	}
+	return h % int32(n)
+}
+
+// cycles is ZKAFKA_TXN_CYCLES, kills per fault, default 3.
+func cycles(t *testing.T) int {
+	if s := os.Getenv("ZKAFKA_TXN_CYCLES"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("ZKAFKA_TXN_CYCLES=%q: want a positive count", s)
+		}
+		return n
+	}
+	return 3
+}
+
+// TestTransactionChecker: transactional producers writing to several
+// partitions and committing or aborting at random while brokers are
+// killed with SIGKILL, a read_committed consumer reading throughout, and
+// Check over what every side observed; it prints the table and fails on
+// any anomaly.
+func TestTransactionChecker(t *testing.T) {
 	c := kcluster.Start(t, kcluster.Options{Props: map[string]string{
-		"transaction.state.log.num.partitions": "3",
-		"transaction.state.log.min.isr":        "2",
+		"transaction.state.log.num.partitions": strconv.Itoa(internalParts),
+		"offsets.topic.num.partitions":         strconv.Itoa(internalParts),
 	}})
-	kc, err := kgo.NewClient(kgo.SeedBrokers(c.Seeds()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	resp, err := kadm.NewClient(kc).CreateTopic(ctx, parts, 3, nil, topic)
-	cancel()
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var all []*ktxn.Txn
-	for fi, f := range faults {
-		txs := runFault(t, c, fi, f)
-		all = append(all, txs...)
-	}
-	waitStable(t, c)
-	read, err := ktxn.ReadCommitted(c.Seeds(), topic, parts, 5*time.Second, 90*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stats, anomalies := ktxn.Check(all, read)
-	for _, a := range anomalies {
-		t.Error(a)
-	}
-	t.Logf("all faults: committed %d, aborted %d, unknown %d, records read %d, anomalies %d",
-		stats[ktxn.Committed], stats[ktxn.Aborted], stats[ktxn.Unknown], len(read), len(anomalies))
-}
-
-// runFault runs producers × txns transactions with f's victim killed and
-// restarted meanwhile, and logs its row of the table.
-func runFault(t *testing.T, c *kcluster.Cluster, fi int, f fault) []*ktxn.Txn {
-	t.Helper()
-	var (
-		mu   sync.Mutex
-		out  []*ktxn.Txn
-		wg   sync.WaitGroup
-		made = make(chan struct{}, producers*txns)
-	)
-	seeds := c.Seeds()
-	for i := range producers {
+	c.CreateTopic(dataTopic, dataParts, 3, nil)
+	c.CreateTopic(offsetTopic, 1, 3, nil)
+	var label phaseLabel
+	label.set("none")
+	live, stopLive := startReader(c)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	ps := make([]*producer, producers)
+	for i := range ps {
+		ps[i] = &producer{n: i, seeds: c.Seeds(), phase: &label}
 		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(fi*100+i), 11))
-			id := fmt.Sprintf("chk-f%d-%d", fi, i)
-			for j := range txns {
-				tx := ktxn.NewTxn(fi*100+i, j, 1+rng.IntN(6))
-				ktxn.RunTxn(seeds, id, topic, parts, tx, rng.IntN(3) != 0, rng)
-				mu.Lock()
-				out = append(out, tx)
-				mu.Unlock()
-				made <- struct{}{}
-			}
-		}()
+		go func() { defer wg.Done(); ps[i].run(stop) }()
 	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	wait := func(n int) {
+	stopProducers := sync.OnceFunc(func() { close(stop); wg.Wait() })
+	t.Cleanup(stopProducers)
+	time.Sleep(8 * time.Second)
+	n := cycles(t)
+	for _, f := range faults {
+		label.set(f.name)
 		for range n {
-			select {
-			case <-made:
-			case <-done:
-				return
-			}
+			killAndRestart(t, c, f)
 		}
 	}
-	wait(6)
-	victim := f.victim(t, c)
+	label.set("after")
+	time.Sleep(2 * time.Second)
+	stopProducers()
+	waitSettled(t, c)
+	final := readAll(t, c, committedRecords(ps))
+	stopLive()
+	h := History{Live: live.snapshot(), Final: final, GroupOffsets: groupOffsets(t, c)}
+	var errs []string
+	for _, p := range ps {
+		h.Txns = append(h.Txns, p.txns...)
+		errs = append(errs, p.errs...)
+	}
+	rep := Check(h)
+	for _, row := range rep.Rows {
+		fmt.Println("txn-check", row)
+	}
+	if len(errs) > 0 {
+		t.Logf("producer errors (%d, first 5): %s", len(errs), strings.Join(errs[:min(5, len(errs))], "; "))
+	}
+	if !rep.OK() {
+		t.Fatalf("anomalies:\n%s", strings.Join(rep.Problems, "\n"))
+	}
+	if committed := countOutcome(h.Txns, Committed); committed < 20 {
+		t.Fatalf("only %d transactions committed: the workload did not run", committed)
+	}
+}
+
+func killAndRestart(t *testing.T, c *kcluster.Cluster, f fault) {
+	t.Helper()
+	victim := f.victim(c)
+	if victim < 0 {
+		t.Fatalf("%s: no leader to kill", f.name)
+	}
 	c.Kill9(victim)
-	wait(8)
+	c.WaitFor(fmt.Sprintf("broker %d's registration to expire", victim), 45*time.Second, func() bool {
+		for _, id := range c.Registered() {
+			if id == victim {
+				return false
+			}
+		}
+		return true
+	})
+	time.Sleep(3 * time.Second) // writes go on without it
 	c.Restart(victim)
-	select {
-	case <-done:
-	case <-time.After(4 * time.Minute):
-		t.Fatalf("%s: the producers did not finish in 4 minutes", f.name)
-	}
-	stats, _ := ktxn.Check(out, nil) // outcomes only; the read is checked at the end
-	t.Logf("%s (broker %d killed): committed %d, aborted %d, unknown %d",
-		f.name, victim, stats[ktxn.Committed], stats[ktxn.Aborted], stats[ktxn.Unknown])
-	return out
+	c.WaitFor(fmt.Sprintf("broker %d back in every ISR of %s", victim, dataTopic), 45*time.Second, func() bool {
+		for p := range dataParts {
+			s, err := c.State(dataTopic, p)
+			if err != nil || len(s.ISR) < 3 {
+				return false
+			}
+		}
+		return true
+	})
 }
 
-// coordinatorOf is FindCoordinator key type 1 for id (30 s of retries).
-func coordinatorOf(t *testing.T, c *kcluster.Cluster, id string) int32 {
+// waitSettled waits until no transaction is open: every partition's last
+// stable offset has reached its high watermark.
+func waitSettled(t *testing.T, c *kcluster.Cluster) {
 	t.Helper()
-	kc, err := kgo.NewClient(kgo.SeedBrokers(c.Seeds()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		fc := kmsg.NewPtrFindCoordinatorRequest()
-		fc.CoordinatorType, fc.CoordinatorKey = 1, id
+	adm := kadm.NewClient(c.Client())
+	c.WaitFor("every transaction of "+dataTopic+" ended (LSO = HW)", 60*time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		r, err := fc.RequestWith(ctx, kc)
-		cancel()
-		if err == nil && r.ErrorCode == 0 {
-			return r.NodeID
+		defer cancel()
+		hw, err1 := adm.ListEndOffsets(ctx, dataTopic)
+		lso, err2 := adm.ListCommittedOffsets(ctx, dataTopic)
+		if err1 != nil || err2 != nil || hw.Error() != nil || lso.Error() != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no coordinator for %s: %v", id, err)
-		}
-	}
+		settled := true
+		hw.Each(func(o kadm.ListedOffset) {
+			if l, ok := lso.Lookup(o.Topic, o.Partition); !ok || l.Offset != o.Offset {
+				settled = false
+			}
+		})
+		return settled
+	})
 }
 
-// waitStable waits (90 s) until every partition's LSO is its end on its
-// leader: no transaction stays open.
-func waitStable(t *testing.T, c *kcluster.Cluster) {
+// readAll reads dataTopic with read_committed from the start: until at
+// least want records came (bounded), then until 3 s pass with none.
+func readAll(t *testing.T, c *kcluster.Cluster, want int) []Rec {
 	t.Helper()
-	for p := int32(0); p < parts; p++ {
-		var lso, end int64
-		var err1, err2 error
-		for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-			if l := c.Leader(topic, p); l > 0 {
-				if cl, err := ktxn.Direct(c.Broker(l).Addr); err == nil {
-					lso, err1 = ktxn.Latest(cl, topic, p, 1)
-					end, err2 = ktxn.Latest(cl, topic, p, 0)
-					cl.Close()
-					if err1 == nil && err2 == nil && lso == end {
-						break
-					}
-				}
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s-%d: LSO %d, end %d (%v %v): a transaction stays open", topic, p, lso, end, err1, err2)
+	r, stop := startReader(c)
+	defer stop()
+	kcluster.Poll(60*time.Second, func() bool { return r.total.Load() >= int64(want) })
+	for last := r.total.Load(); ; {
+		time.Sleep(3 * time.Second)
+		if now := r.total.Load(); now == last {
+			break
+		} else {
+			last = now
+		}
+	}
+	return r.snapshot()
+}
+
+func committedRecords(ps []*producer) int {
+	n := 0
+	for _, p := range ps {
+		for _, t := range p.txns {
+			if t.Outcome == Committed {
+				n += t.Records
 			}
 		}
 	}
+	return n
+}
+
+func countOutcome(txns []Txn, o Outcome) int {
+	n := 0
+	for _, t := range txns {
+		if t.Outcome == o {
+			n++
+		}
+	}
+	return n
+}
+
+// groupOffsets is each producer group's committed offset of src/0.
+func groupOffsets(t *testing.T, c *kcluster.Cluster) map[int]int64 {
+	t.Helper()
+	adm := kadm.NewClient(c.Client())
+	out := map[int]int64{}
+	for p := range producers {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		offs, err := adm.FetchOffsets(ctx, groupID(p))
+		cancel()
+		if err != nil {
+			t.Fatalf("OffsetFetch %s: %v", groupID(p), err)
+		}
+		if o, ok := offs.Lookup(offsetTopic, 0); ok && o.Err == nil && o.At >= 0 {
+			out[p] = o.At
+		}
+	}
+	return out
 }
