@@ -85,6 +85,7 @@ type franzResult struct {
 	bytes    int64 // value bytes (uncompressed)
 	elapsed  time.Duration
 	lat      benchkit.Latencies
+	ack      benchkit.Latencies // end to end: produce acknowledgements
 	brkCPU   time.Duration
 	errs     int64
 	firstErr error
@@ -261,9 +262,19 @@ func endToEnd(addr, topic string, acksAll bool, val []byte, rate float64, d time
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	var produceErrs atomic.Int64
-	promise := func(_ *kgo.Record, err error) {
+	var ackMu sync.Mutex
+	promise := func(r *kgo.Record, err error) {
 		if err != nil {
 			produceErrs.Add(1)
+			return
+		}
+		// The acknowledgement's latency: a tail here is the produce
+		// path's, one only in res.lat is the fetch path's.
+		if seq := int64(binary.BigEndian.Uint64(r.Value[8:])); seq >= 0 {
+			ts := time.Unix(0, int64(binary.BigEndian.Uint64(r.Value)))
+			ackMu.Lock()
+			res.ack.Add(time.Since(ts))
+			ackMu.Unlock()
 		}
 	}
 	for now := range tick.C {
