@@ -19,7 +19,11 @@ import (
 
 // conn is one client connection: a reader goroutine (serve) that reads,
 // decodes and handles requests one at a time, and a writer goroutine
-// (writeLoop) that writes their responses in the same order. Handling one
+// (writeLoop) that writes their responses in the same order. A small
+// response with nothing queued before it (most produce answers, metadata,
+// heartbeats) is written by the reader itself (send): that saves a
+// hand-off to the writer, a thread wake-up that on a busy machine waits
+// for a time slice; responses still leave in request order. Handling one
 // request at a time per connection is what Kafka does too (it mutes the
 // channel until the response is sent), so a fetch parked in a long poll
 // delays the requests behind it on that connection only; clients use
@@ -42,6 +46,13 @@ type conn struct {
 	// out carries responses to the writer, in request order. Closed by
 	// the reader when it stops; the writer then flushes and closes nc.
 	out chan *response
+	// queued counts the responses sent on out and not yet written (and,
+	// for the last of them, flushed): only the reader adds to it, so when
+	// the reader sees 0 the writer is idle with bw empty, and the reader
+	// may write to nc itself (send).
+	queued atomic.Int32
+	// inlineResponses counts the responses the reader wrote itself (tests).
+	inlineResponses atomic.Int64
 	// writerGone is closed when the writer failed; the reader stops.
 	writerGone chan struct{}
 	writerErr  atomic.Bool
@@ -195,13 +206,8 @@ func (c *conn) readLoop() {
 			return
 		}
 		mute := c.endQuota(&hdr, resp)
-		if resp != nil {
-			select {
-			case c.out <- resp:
-			case <-c.writerGone:
-				resp.release()
-				return
-			}
+		if resp != nil && !c.send(resp) {
+			return
 		}
 		if !c.muteFor(mute) { // a client over its quota: its next request waits (quota_conn.go)
 			return
@@ -209,6 +215,39 @@ func (c *conn) readLoop() {
 		if cap(c.buf) > maxKeptFrameBytes {
 			c.dropBuffer() // an unusually large request: do not keep its buffer
 		}
+	}
+}
+
+// inlineResponseBytes bounds the responses the reader writes itself: a
+// write of that much fits the socket's send buffer, so it does not block
+// the reader unless the client stops reading.
+const inlineResponseBytes = 16 << 10
+
+// send hands resp to the writer, or writes it itself when nothing is
+// queued before it and it is small and has no records to send from a
+// file; false: the connection failed. Reader goroutine only.
+func (c *conn) send(resp *response) bool {
+	if c.queued.Load() == 0 && len(resp.holes) == 0 && len(resp.buf) <= inlineResponseBytes {
+		var err error
+		if !c.writerErr.Load() {
+			c.inlineResponses.Add(1)
+			_, err = c.nc.Write(resp.buf)
+		}
+		resp.release()
+		if err != nil {
+			c.log.Debug("connection write failed", "err", err)
+			c.failWriter()
+		}
+		return !c.writerErr.Load()
+	}
+	c.queued.Add(1)
+	select {
+	case c.out <- resp:
+		return true
+	case <-c.writerGone:
+		c.queued.Add(-1)
+		resp.release()
+		return false
 	}
 }
 
@@ -322,6 +361,7 @@ func (c *conn) writeLoop() {
 			}
 		}
 		resp.release()
+		c.queued.Add(-1) // after the flush: see send
 	}
 	if !c.writerErr.Load() {
 		bw.Flush()
