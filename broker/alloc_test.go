@@ -82,7 +82,7 @@ func TestProduceFetchAllocs(t *testing.T) {
 }
 
 const (
-	maxProduceAllocs = 2
+	maxProduceAllocs = 0
 	maxFetchAllocs   = 0
 )
 
