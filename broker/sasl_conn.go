@@ -338,7 +338,7 @@ func clip(s string) string {
 // (after the answer).
 func (c *conn) authenticate(frame []byte) (handled, ok bool) {
 	resp, handled, err := c.saslGate(frame)
-	if resp != nil && !c.send(resp) {
+	if resp != nil && !c.send(resp, true) {
 		return true, false
 	}
 	if err != nil {
