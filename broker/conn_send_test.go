@@ -11,7 +11,8 @@ import (
 
 // TestSmallResponsesWrittenByReader: answers to requests sent one at a
 // time are written by the reader goroutine, without a hand-off to the
-// writer.
+// writer: small ones, and a fetch with records from the file (sendfile)
+// when no request is behind it.
 func TestSmallResponsesWrittenByReader(t *testing.T) {
 	b, _ := newTestBroker(t)
 	nc, c := serveTCP(t, b)
@@ -25,6 +26,13 @@ func TestSmallResponsesWrittenByReader(t *testing.T) {
 	}
 	if got := c.inlineResponses.Load(); got != n {
 		t.Fatalf("%d of %d produce responses written by the reader, want all", got, n)
+	}
+	resp := roundTrip(t, nc, kproto.KeyFetch, 4, fetchRequestBody(4, 0))
+	if len(resp) < n*len(testBatch(10)) {
+		t.Fatalf("fetch answered %d bytes, want the %d batches", len(resp), n)
+	}
+	if got := c.inlineResponses.Load(); got != n+1 {
+		t.Fatalf("the fetch was not written by the reader (%d inline responses)", got)
 	}
 }
 
