@@ -28,7 +28,7 @@
 // The one-minute load average is printed beside figures: on a shared
 // machine compare only ratios taken in one run.
 //
-//     go run ./compat-tests/kafkabench -zkafka bin/zkafka
+//	go run ./compat-tests/kafkabench -zkafka bin/zkafka
 package main
 
 import (
