@@ -42,8 +42,13 @@ import (
 //     consumers up to the high watermark; each follower fetch records the
 //     follower's log end offset (partition_replica.go), which moves the
 //     high watermark and the ISR. Nothing in a fetch changes the leader's
-//     log. Rack-aware preferred replicas (KIP-392) are not implemented:
-//     consumers fetch from leaders only.
+//     log. A leader-throttled partition (throttle.go) gets no records for
+//     a follower out of the ISR while the leader's replication rate is
+//     over its bound;
+//   - fetch from the closest replica (KIP-392, fetch_replica.go): consumer
+//     fetches of v11+ are served by followers too, up to their high
+//     watermark, and leaders answer a consumer that names its rack with a
+//     preferred read replica under RackAwareReplicaSelector.
 
 func init() { regKey(kproto.KeyFetch, 0, kproto.FetchMaxVersion, handleFetch) }
 
@@ -58,6 +63,9 @@ type fetchPart struct {
 	follower bool
 	// omit: an incremental session's answer leaves the partition out.
 	omit bool
+	// throttled: a follower fetch of a leader-throttled partition, whose
+	// bytes count against the leader's replication quota (throttle.go).
+	throttled bool
 }
 
 // bound is fp's read bound now.
@@ -138,7 +146,7 @@ func (c *conn) gatherFetch(req *kproto.FetchRequest) (total int64, failed bool) 
 			total += fp.rng.Len
 			// A diverged follower (its tags carry DivergingEpoch) is
 			// answered at once too.
-			failed = failed || fp.resp.ErrorCode != kproto.CodeNone || fp.resp.Tags != nil
+			failed = failed || fp.resp.ErrorCode != kproto.CodeNone || fp.resp.Tags != nil || fp.resp.PreferredReadReplica >= 0
 		}
 	}
 	return total, failed || refused > 0 && allowed == 0
@@ -164,7 +172,7 @@ func (c *conn) fetchPartition(req *kproto.FetchRequest, t *topic, rp *kproto.Fet
 		r.ErrorCode = kproto.CodeUnknownTopicOrPartition
 		return
 	}
-	part := t.partition(rp.Partition)
+	part := readableReplica(req, t, rp.Partition) // the leader's, or a follower's (fetch_replica.go)
 	if part == nil {
 		r.ErrorCode = kproto.CodeNotLeaderOrFollower
 		return
@@ -201,6 +209,10 @@ func (c *conn) fetchPartition(req *kproto.FetchRequest, t *topic, rp *kproto.Fet
 		r.ErrorCode = kproto.CodeOffsetOutOfRange
 		return
 	}
+	if id := c.preferredReadReplica(req, part, rp.FetchOffset); id >= 0 {
+		r.PreferredReadReplica, fp.hw = id, hw // KIP-392: no records; answered at once
+		return
+	}
 	// Consumers read up to the high watermark, followers to the log end.
 	bound := hw
 	if follower {
@@ -211,7 +223,7 @@ func (c *conn) fetchPartition(req *kproto.FetchRequest, t *topic, rp *kproto.Fet
 	}
 	fp.hw = bound
 	limit := min(int64(rp.PartitionMaxBytes), budget)
-	if rp.FetchOffset >= bound || limit <= 0 && sofar > 0 {
+	if rp.FetchOffset >= bound || limit <= 0 && sofar > 0 || follower && c.leaderThrottle(part, req.ReplicaID, fp) {
 		return
 	}
 	rng, err := part.log.ReadBelow(rp.FetchOffset, int(max(limit, 1)), bound)
@@ -307,6 +319,9 @@ func (c *conn) writeFetch(hdr *kproto.RequestHeader, req *kproto.FetchRequest, h
 			if fp := &fs.parts[i][j]; withData && fp.rng.Len > 0 {
 				resp.ranges = append(resp.ranges, fp.rng)
 				c.b.metrics.sent(fp.part.topic, fp.rng.Len)
+				if fp.throttled {
+					c.b.repl.throttle.leader.Record(fp.rng.Len, time.Now())
+				}
 			}
 			fs.parts[i][j] = fetchPart{}
 		}

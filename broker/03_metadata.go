@@ -11,7 +11,8 @@ import (
 // controller's view:
 //
 //   - brokers: the live brokers with their host and port on the
-//     listener the request came on; no racks;
+//     listener the request came on, and their broker.rack (v1+; null
+//     for none);
 //   - cluster id (v2+) from /cluster/id, controller id (v1+) the
 //     UpdateMetadata's sender (-1 before the first one);
 //   - topics: all topics when the request asks for all (null list from v1,
@@ -47,7 +48,7 @@ func handleMetadata(c *conn, hdr *kproto.RequestHeader, body []byte) (*response,
 	resp.ClusterID = &cid
 	for _, br := range b.meta.liveBrokers() {
 		host, port := br.at(c.listener)
-		resp.Brokers = append(resp.Brokers, kproto.MetadataBroker{NodeID: br.id, Host: host, Port: port})
+		resp.Brokers = append(resp.Brokers, kproto.MetadataBroker{NodeID: br.id, Host: host, Port: port, Rack: br.rackOrNil()})
 	}
 	if req.AllTopics() {
 		for _, name := range b.meta.topicNames() {

@@ -11,7 +11,7 @@ import (
 // broker that just started; leader -2 for a topic being deleted). Epochs
 // as in LeaderAndIsr (control_epochs.go); the request then replaces the
 // broker's metadata cache (metadata_cache.go), from which Metadata and
-// DescribeCluster answer. Racks are not kept.
+// DescribeCluster answer, racks included.
 
 func init() { regKey(int16(kmsg.UpdateMetadata), 8, 8, kmsgHandler(handleUpdateMetadata)) }
 

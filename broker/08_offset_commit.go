@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"time"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/zkafka/zkafka/broker/authz"
 	"github.com/zkafka/zkafka/kproto"
@@ -72,24 +74,14 @@ func handleOffsetCommit(r groupRequest, req *kmsg.OffsetCommitRequest) kmsg.Resp
 		return resp
 	}
 
-	g.mu.Lock()
-	switch {
-	case g.state == groupDead:
-		code = ec(kproto.CodeCoordinatorNotAvailable)
-	case req.InstanceID != nil && *req.InstanceID != "" && g.static[*req.InstanceID] != "" &&
-		g.static[*req.InstanceID] != req.MemberID:
-		code = ec(kproto.CodeFencedInstanceID)
-	case req.Generation < 0 && g.state == groupEmpty:
-	case g.state == groupCompletingRebalance:
-		code = ec(kproto.CodeRebalanceInProgress)
-	case g.members[req.MemberID] == nil:
-		code = ec(kproto.CodeUnknownMemberID)
-	case req.Generation != g.generation:
-		code = ec(kproto.CodeIllegalGeneration)
-	default:
-		g.scheduleHeartbeatLocked(g.members[req.MemberID])
+	instanceID := ""
+	if req.InstanceID != nil {
+		instanceID = *req.InstanceID
 	}
+	g.mu.Lock()
+	out := g.stepLocked(func(time.Time) { code = g.commitCheck(req.MemberID, instanceID, req.Generation) })
 	g.mu.Unlock()
+	g.finish(out)
 	if code != 0 {
 		setAll(code)
 		return resp

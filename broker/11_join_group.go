@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -48,28 +47,7 @@ func handleJoinGroup(r groupRequest, req *kmsg.JoinGroupRequest) kmsg.Response {
 		resp.ErrorCode = ec(kproto.CodeUnknownMemberID)
 		return resp
 	}
-	g.mu.Lock()
-	out, wait := g.joinLocked(req, r.clientID, r.host)
-	g.mu.Unlock()
-	if wait != nil {
-		select {
-		case out = <-wait:
-		case <-b.done:
-			resp.ErrorCode = ec(kproto.CodeNotCoordinator)
-			return resp
-		}
-	}
-	if out.ErrorCode == 0 {
-		// The generation is stored before anyone is told it.
-		if err := g.persistMetadata(); errors.Is(err, errGroupMoved) || errors.Is(err, errGroupDead) {
-			resp.ErrorCode = ec(kproto.CodeNotCoordinator)
-			return resp
-		} else if err != nil {
-			b.log.Warn("storing group metadata", "group", req.Group, "err", err)
-			resp.ErrorCode = ec(kproto.CodeCoordinatorNotAvailable)
-			return resp
-		}
-	}
+	out := g.joinGroup(req, r.clientID, r.host) // stored before it is answered (group_shell.go)
 	if out.Version = req.Version; req.Version < 9 {
 		out.SkipAssignment = false
 	}

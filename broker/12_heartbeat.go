@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"time"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/zkafka/zkafka/broker/authz"
 	"github.com/zkafka/zkafka/kproto"
@@ -13,7 +15,8 @@ import (
 // id FENCED_INSTANCE_ID (v3+), wrong generation ILLEGAL_GENERATION; then
 // by state: Empty UNKNOWN_MEMBER_ID, PreparingRebalance
 // REBALANCE_IN_PROGRESS (the member must rejoin), CompletingRebalance
-// and Stable none.
+// and Stable none. While the group's partition is being loaded
+// (group_load.go) the answer is NONE, as Kafka's.
 
 func init() { regKey(kproto.KeyHeartbeat, 0, 4, groupHandler(handleHeartbeat)) }
 
@@ -28,6 +31,9 @@ func handleHeartbeat(r groupRequest, req *kmsg.HeartbeatRequest) kmsg.Response {
 		return resp
 	}
 	g, code := r.c.b.groups.lookup(req.Group, false)
+	if code == ec(kproto.CodeCoordinatorLoadInProgress) {
+		return resp // as Kafka: the group is still loading, so NONE, blindly
+	}
 	if code != 0 {
 		resp.ErrorCode = code
 		return resp
@@ -36,21 +42,15 @@ func handleHeartbeat(r groupRequest, req *kmsg.HeartbeatRequest) kmsg.Response {
 		resp.ErrorCode = ec(kproto.CodeUnknownMemberID)
 		return resp
 	}
+	instanceID := ""
+	if req.InstanceID != nil {
+		instanceID = *req.InstanceID
+	}
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	m, code := g.checkMemberLocked(req.MemberID, req.InstanceID, req.Generation)
-	if code != 0 {
-		resp.ErrorCode = code
-		return resp
-	}
-	switch g.state {
-	case groupEmpty:
-		resp.ErrorCode = ec(kproto.CodeUnknownMemberID)
-	case groupPreparingRebalance:
-		g.scheduleHeartbeatLocked(m)
-		resp.ErrorCode = ec(kproto.CodeRebalanceInProgress)
-	default:
-		g.scheduleHeartbeatLocked(m)
-	}
+	out := g.stepLocked(func(time.Time) {
+		resp.ErrorCode = g.heartbeat(req.MemberID, instanceID, req.Generation)
+	})
+	g.mu.Unlock()
+	g.finish(out)
 	return resp
 }

@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"time"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/zkafka/zkafka/broker/authz"
 	"github.com/zkafka/zkafka/kproto"
@@ -43,14 +45,17 @@ func handleLeaveGroup(r groupRequest, req *kmsg.LeaveGroupRequest) kmsg.Response
 		setAll(ec(kproto.CodeUnknownMemberID))
 	default:
 		g.mu.Lock()
-		if g.state == groupDead {
-			top = ec(kproto.CodeCoordinatorNotAvailable)
-		} else {
-			for i, lm := range leaving {
-				codes[i] = g.leaveLocked(lm)
+		out := g.stepLocked(func(now time.Time) {
+			if g.state == groupDead {
+				top = ec(kproto.CodeCoordinatorNotAvailable)
+				return
 			}
-		}
+			for i, lm := range leaving {
+				codes[i] = g.leaveOne(now, lm)
+			}
+		})
 		g.mu.Unlock()
+		g.finish(out)
 	}
 	if req.Version < 3 {
 		if top == 0 {
@@ -71,33 +76,15 @@ func handleLeaveGroup(r groupRequest, req *kmsg.LeaveGroupRequest) kmsg.Response
 	return resp
 }
 
-// leaveLocked removes one leaving member; g.mu must be held.
-func (g *group) leaveLocked(lm kmsg.LeaveGroupRequestMember) int16 {
-	id := lm.MemberID
-	if lm.InstanceID != nil && *lm.InstanceID != "" {
-		cur, ok := g.static[*lm.InstanceID]
-		if !ok {
-			return ec(kproto.CodeUnknownMemberID)
-		}
-		if id != "" && id != cur {
-			return ec(kproto.CodeFencedInstanceID)
-		}
-		id = cur
+// leaveOne is one member of a LeaveGroup; g.mu must be held.
+func (g *group) leaveOne(now time.Time, lm kmsg.LeaveGroupRequestMember) int16 {
+	instanceID, reason := "", "member left the group"
+	if lm.InstanceID != nil {
+		instanceID = *lm.InstanceID
 	}
-	if t, ok := g.pending[id]; ok {
-		t.Stop()
-		delete(g.pending, id)
-		g.tryCompleteJoinLocked()
-		return 0
-	}
-	if g.members[id] == nil {
-		return ec(kproto.CodeUnknownMemberID)
-	}
-	reason := "member left the group"
 	if lm.Reason != nil && *lm.Reason != "" {
 		reason += ": " + *lm.Reason
 	}
-	g.co.b.log.Debug("group member leaving", "group", g.name, "member", id, "reason", reason)
-	g.memberGoneLocked(id, reason)
-	return 0
+	g.co.b.log.Debug("group member leaving", "group", g.name, "member", lm.MemberID, "instance", instanceID, "reason", reason)
+	return g.leave(now, lm.MemberID, instanceID, reason)
 }

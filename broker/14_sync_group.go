@@ -37,26 +37,5 @@ func handleSyncGroup(r groupRequest, req *kmsg.SyncGroupRequest) kmsg.Response {
 		resp.ErrorCode = ec(kproto.CodeUnknownMemberID)
 		return resp
 	}
-	g.mu.Lock()
-	m, code := g.checkMemberLocked(req.MemberID, req.InstanceID, req.Generation)
-	if code == 0 && (req.ProtocolType != nil && *req.ProtocolType != g.protocolType ||
-		req.Protocol != nil && *req.Protocol != g.protocol) {
-		code = ec(kproto.CodeInconsistentGroupProtocol)
-	}
-	if code != 0 {
-		g.mu.Unlock()
-		resp.ErrorCode = code
-		return resp
-	}
-	out, wait := g.syncLocked(m, req)
-	g.mu.Unlock()
-	if wait != nil {
-		select {
-		case out = <-wait:
-		case <-b.done:
-			resp.ErrorCode = ec(kproto.CodeNotCoordinator)
-			return resp
-		}
-	}
-	return out
+	return g.syncGroup(req)
 }

@@ -14,7 +14,9 @@ import (
 // The groups this broker coordinates: those in memory and those with a
 // znode under /consumers (loaded on the way, so their state is known).
 // v4 filters by state (case-insensitive, as Kafka), v5 by type: every
-// group here is "classic".
+// group here is "classic". While a partition's groups are being loaded
+// (group_load.go) the error is COORDINATOR_LOAD_IN_PROGRESS, with the
+// groups loaded so far, as Kafka.
 
 func init() { regKey(kproto.KeyListGroups, 0, 5, groupHandler(handleListGroups)) }
 
@@ -44,6 +46,9 @@ func handleListGroups(r groupRequest, req *kmsg.ListGroupsRequest) kmsg.Response
 			continue
 		}
 		g, code := co.lookup(name, false)
+		if code == ec(kproto.CodeCoordinatorLoadInProgress) {
+			resp.ErrorCode = code // as Kafka: the groups loaded so far, and this
+		}
 		if code != 0 || g == nil {
 			continue
 		}

@@ -48,9 +48,9 @@ func (c *coordinator) deleteGroup(name string) int16 {
 		g.mu.Unlock()
 		return ec(kproto.CodeNonEmptyGroup)
 	}
-	g.state = groupDead
-	g.stopTimersLocked()
+	out := g.dieLocked(ec(kproto.CodeGroupIDNotFound))
 	g.mu.Unlock()
+	g.finish(out)
 	c.remove(g)
 	if err := c.deleteGroupZNodes(name); err != nil {
 		c.b.log.Warn("deleting group znodes", "group", name, "err", err)

@@ -17,7 +17,7 @@ import (
 // (the client then asks the controller); per partition
 // UNKNOWN_TOPIC_OR_PARTITION, INVALID_REPLICA_ASSIGNMENT and
 // NO_REASSIGNMENT_IN_PROGRESS with Kafka's messages. The replication
-// throttles (leader/follower.replication.throttled.rate) are not applied.
+// throttles (throttle.go) slow the new replicas' catching up as in Kafka.
 
 func init() {
 	regKey(int16(kmsg.AlterPartitionAssignments), 0, 0, kmsgHandler(handleAlterReassignments))

@@ -8,8 +8,8 @@ import (
 // DescribeCluster (key 60), v0-1, via kmsg: the live brokers and the
 // controller id as the controller's last UpdateMetadata gave them
 // (metadata_cache.go), and the cluster id; endpoint type (v1) must be 1 (brokers),
-// otherwise UNSUPPORTED_ENDPOINT_TYPE (as a ZooKeeper-mode broker). No
-// racks. As Kafka, it refuses nobody: cluster authorized operations, when
+// otherwise UNSUPPORTED_ENDPOINT_TYPE (as a ZooKeeper-mode broker); each
+// broker's rack (null for none). As Kafka, it refuses nobody: cluster authorized operations, when
 // asked for, are 0 for a principal that may not DESCRIBE the cluster.
 
 func init() { regKey(kproto.KeyDescribeCluster, 0, 1, kmsgHandler(handleDescribeCluster)) }
@@ -29,7 +29,7 @@ func handleDescribeCluster(c *conn, req *kmsg.DescribeClusterRequest) (kmsg.Resp
 	for _, br := range c.b.meta.liveBrokers() {
 		rb := kmsg.NewDescribeClusterResponseBroker()
 		rb.Host, rb.Port = br.at(c.listener)
-		rb.NodeID = br.id
+		rb.NodeID, rb.Rack = br.id, br.rackOrNil()
 		resp.Brokers = append(resp.Brokers, rb)
 	}
 	return resp, nil

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -134,59 +133,7 @@ func (b *Broker) planTopic(spec *topicSpec) ([][]int32, error) {
 	if int(spec.rf) > len(live) {
 		return nil, adminErr(kproto.CodeInvalidReplicationFactor, "Replication factor: %d larger than available brokers: %d.", spec.rf, len(live))
 	}
-	return assignReplicas(live, int(spec.partitions), int(spec.rf), 0), nil
-}
-
-// assignReplicas places partitions [first, first+n) on the live brokers
-// as Kafka's rack-unaware assignment does, from a random start and a
-// random follower shift (AdminUtils.assignReplicasToBrokersRackUnaware).
-func assignReplicas(live []brokerInfo, n, rf, first int) [][]int32 {
-	ids := make([]int32, len(live))
-	for i, b := range live {
-		ids[i] = b.id
-	}
-	return assignReplicasFrom(ids, n, rf, first, rand.IntN(len(ids)), rand.IntN(len(ids)))
-}
-
-// addedReplicas places n new partitions of a topic whose partitions are
-// existing as Kafka's AdminZkClient.createPartitions (rack-unaware): the
-// start index and the follower shift are both the index of the first
-// broker whose id is at least partition 0's first replica, and the
-// partition ids continue, so the new partitions follow the pattern of
-// the existing ones.
-func addedReplicas(live []brokerInfo, existing [][]int32, n int) [][]int32 {
-	ids := make([]int32, len(live))
-	start := -1
-	for i, b := range live {
-		ids[i] = b.id
-		if start < 0 && b.id >= existing[0][0] {
-			start = i
-		}
-	}
-	return assignReplicasFrom(ids, n, len(existing[0]), len(existing), max(start, 0), max(start, 0))
-}
-
-// assignReplicasFrom is the assignment with a fixed start index and
-// follower shift: partition p's first replica is brokers[(p+start) % B];
-// its followers follow at 1 + (shift + j) % (B-1) places after it, and
-// the shift grows by one every B partitions, so that followers spread
-// out too.
-func assignReplicasFrom(brokers []int32, n, rf, first, start, shift int) [][]int32 {
-	nb := len(brokers)
-	out := make([][]int32, n)
-	for i := range out {
-		p := first + i
-		if p > 0 && p%nb == 0 {
-			shift++
-		}
-		leader := (p + start) % nb
-		replicas := []int32{brokers[leader]}
-		for j := 0; j < rf-1; j++ {
-			replicas = append(replicas, brokers[(leader+1+(shift+j)%(nb-1))%nb])
-		}
-		out[i] = replicas
-	}
-	return out
+	return assignReplicas(live, int(spec.partitions), int(spec.rf))
 }
 
 // checkAssignment validates a manual assignment for partitions from first.
@@ -283,12 +230,16 @@ func (b *Broker) createPartitions(name string, count int32, assignment [][]int32
 	if t == nil {
 		return adminErr(kproto.CodeUnknownTopicOrPartition, "The topic '%s' does not exist.", name)
 	}
+	if err := checkRacksEnforced(b.cluster.liveBrokers()); err != nil {
+		return err
+	}
 	cur := int32(len(t.replicas))
 	if count <= cur {
 		return adminErr(kproto.CodeInvalidPartitions, "Topic currently has %d partitions, which is higher than the requested %d.", cur, count)
 	}
 	rf := len(t.replicas[0])
 	var add [][]int32
+	var err error
 	if assignment != nil {
 		if int32(len(assignment)) != count-cur {
 			return adminErr(kproto.CodeInvalidReplicaAssignment, "Increasing the number of partitions by %d but %d assignments provided.", count-cur, len(assignment))
@@ -302,7 +253,9 @@ func (b *Broker) createPartitions(name string, count int32, assignment [][]int32
 		if rf > len(live) {
 			return adminErr(kproto.CodeInvalidReplicationFactor, "Replication factor: %d larger than available brokers: %d.", rf, len(live))
 		}
-		add = addedReplicas(live, t.replicas, int(count-cur))
+		if add, err = addedReplicas(live, t.replicas, int(count-cur)); err != nil {
+			return err
+		}
 	}
 	if validateOnly {
 		return nil

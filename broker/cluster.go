@@ -58,6 +58,8 @@ type brokerInfo struct {
 	port int32
 	// endpoints are its listeners by name (endpoints.go).
 	endpoints map[string]hostPort
+	// rack is its broker.rack ("" for none).
+	rack string
 }
 
 func (cl *cluster) init() {

@@ -21,6 +21,11 @@ import (
 // DefaultConfig.
 type Config struct {
 	BrokerID int32 // broker.id
+	// Rack is broker.rack ("" for none): registered in /brokers/ids/{id},
+	// answered in Metadata and DescribeCluster, used by rack-aware
+	// replica placement (assign.go) and by the rack-aware replica
+	// selector (fetch_replica.go).
+	Rack string
 	// Listeners are "NAME://host:port" (listeners), each NAME's security
 	// protocol given by ListenerProtocols; PLAINTEXT, SSL, SASL_PLAINTEXT
 	// and SASL_SSL are served.
@@ -197,6 +202,8 @@ func parseProperties(r io.Reader, log *slog.Logger, kafkaOpts string) (Config, e
 			rel.brokerID = p
 		case "broker.id.generation.enable", "reserved.broker.max.id":
 			err = rel.setBrokerIDRule(p)
+		case "broker.rack":
+			cfg.Rack = v
 		case "listeners":
 			cfg.Listeners, err = listenersProp(v, false)
 		case "advertised.listeners":

@@ -56,6 +56,9 @@ func (d *topicConfigDef) dflt(c *Config) string {
 
 // brokerChain is the chain of sources of broker key d.brokerKey.
 func brokerChain(c *Config, d *topicConfigDef) []configSynonym {
+	if d.brokerKey == "" { // no broker key: Kafka's default only
+		return []configSynonym{{d.name, d.brokerDflt(c), sourceDefaultConfig}}
+	}
 	var out []configSynonym
 	if c.dyn != nil {
 		if v, ok := c.dyn.broker[d.brokerKey]; ok {
@@ -89,7 +92,13 @@ func describeTopicConfig(c *Config, overrides map[string]string) []configEntry {
 		if v, ok := overrides[d.name]; ok {
 			chain = append([]configSynonym{{d.name, v, sourceTopic}}, chain...)
 		}
-		out = append(out, entryOf(d.name, chain, false))
+		e := entryOf(d.name, chain, false)
+		if d.brokerKey == "" {
+			// Kafka lists no synonym for its own default of a config
+			// without a broker key.
+			e.synonyms = e.synonyms[:len(e.synonyms)-1]
+		}
+		out = append(out, e)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
@@ -114,6 +123,9 @@ func describeBrokerConfig(c *Config) []configEntry {
 		s("socket.request.max.bytes", strconv.Itoa(int(c.SocketRequestMaxBytes))),
 		s("log.retention.check.interval.ms", durMs(c.LogRetentionCheck)),
 	}
+	if c.Rack != "" {
+		out = append(out, s("broker.rack", c.Rack))
+	}
 	for k, v := range map[string]string{"ssl.keystore.password": c.SSL.KeystorePassword,
 		"ssl.key.password": c.SSL.KeyPassword, "ssl.truststore.password": c.SSL.TruststorePassword} {
 		if v != "" { // sensitive: the value is never answered
@@ -122,8 +134,9 @@ func describeBrokerConfig(c *Config) []configEntry {
 		}
 	}
 	for i := range topicConfigDefs {
-		d := &topicConfigDefs[i]
-		out = append(out, entryOf(d.brokerKey, brokerChain(c, d), dynamicTopicDefault(d.brokerKey) == nil))
+		if d := &topicConfigDefs[i]; d.brokerKey != "" {
+			out = append(out, entryOf(d.brokerKey, brokerChain(c, d), dynamicTopicDefault(d.brokerKey) == nil))
+		}
 	}
 	for _, k := range []string{"follower.replication.throttled.rate", "leader.replication.throttled.rate"} {
 		chain := []configSynonym{{k, strconv.FormatInt(1<<63-1, 10), sourceDefaultConfig}}

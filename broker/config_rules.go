@@ -296,7 +296,7 @@ var ignoredProperties = map[string]func(string) error{
 	"log.segment.delete.delay.ms": atLeast(0, math.MaxInt64), "max.connections": atLeast(0, math.MaxInt32),
 	"max.connections.per.ip": atLeast(0, math.MaxInt32), "connections.max.idle.ms": atLeast(math.MinInt64, math.MaxInt64),
 	"log.preallocate":               isBool,
-	"inter.broker.protocol.version": nil, "log.message.format.version": nil, "broker.rack": nil, "metric.reporters": nil,
+	"inter.broker.protocol.version": nil, "log.message.format.version": nil, "metric.reporters": nil,
 	"principal.builder.class": nil, "max.connections.per.ip.overrides": nil,
 	"control.plane.listener.name": nil, "zookeeper.clientCnxnSocket": nil, "kafka.metrics.reporters": nil,
 	"kafka.metrics.polling.interval.secs": nil, "create.topic.policy.class.name": nil, "alter.config.policy.class.name": nil,

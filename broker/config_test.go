@@ -137,6 +137,14 @@ var brokerCases = []struct {
 	{"max.incremental.fetch.session.cache.slots=5", "", func(c Config) bool { return c.Replication.FetchSessionCacheSlots == 5 }},
 	{"max.incremental.fetch.session.cache.slots=-1", "max.incremental.fetch.session.cache.slots", nil},
 	{"replica.socket.timeout.ms=30000", "", func(c Config) bool { return c.Replication == DefaultReplicationConfig() }},
+	{"broker.rack=us-east-1a", "", func(c Config) bool { return c.Rack == "us-east-1a" }},
+	{"replica.selector.class=org.apache.kafka.common.replica.RackAwareReplicaSelector", "", func(c Config) bool {
+		return c.Replication.ReplicaSelector == RackAwareReplicaSelector
+	}},
+	{"replica.selector.class=com.example.Mine", "replica.selector.class", nil},
+	{"replication.quota.window.num=5", "", func(c Config) bool { return c.Replication.QuotaWindows == 5 }},
+	{"replication.quota.window.num=0", "replication.quota.window.num", nil},
+	{"replication.quota.window.size.seconds=2", "", func(c Config) bool { return c.Replication.QuotaWindowSize == 2*time.Second }},
 	{"log.cleaner.threads=2", "", func(c Config) bool { return c.Cleaner.Threads == 2 }},
 	{"log.cleaner.threads=-1", "log.cleaner.threads", nil},
 	{"log.cleaner.dedupe.buffer.size=10", "log.cleaner.dedupe.buffer.size", nil},

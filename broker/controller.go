@@ -97,7 +97,7 @@ func (b *Broker) registerBroker(addr []net.Addr) error {
 	if err != nil {
 		return err
 	}
-	z := brokerZNode(eps)
+	z := brokerZNode(eps, b.cfg.Rack)
 	host, port := eps[0].host, eps[0].port
 	deadline := time.Now().Add(2 * b.cfg.ZooKeeperSessionTimeout)
 	for {
@@ -300,7 +300,7 @@ func (b *Broker) refreshBrokers() <-chan zk.Event {
 		if err != nil || json.Unmarshal(data, &z) != nil {
 			continue
 		}
-		info := brokerInfo{id: int32(id), host: z.Host, port: int32(z.Port), endpoints: parseEndpoints(&z)}
+		info := brokerInfo{id: int32(id), host: z.Host, port: int32(z.Port), endpoints: parseEndpoints(&z), rack: z.Rack}
 		if hp, ok := firstEndpoint(&z); z.Port < 0 && ok {
 			// No PLAINTEXT listener: host and port are null and -1.
 			info.host, info.port = hp.host, hp.port

@@ -61,7 +61,12 @@
 //	alter_partition.go  the leader's AlterPartition sender (56_alter_partition.go: the
 //	                controller's handler)
 //	replica/        package replica: leader epoch cache, ISR and high watermark rules,
-//	                truncation rules, follower fetchers, replication-offset-checkpoint
+//	                truncation rules, follower fetchers, replication-offset-checkpoint,
+//	                the rack-aware replica selector and the replication quotas
+//	fetch_replica.go  fetch from the closest replica (KIP-392): consumer fetches served by
+//	                followers, the leader's preferred read replica (replica.selector.class)
+//	throttle.go     the replication throttles (KIP-73): leader/follower rates and
+//	                throttled replicas
 //	producers.go    idempotent producer sequence tracking
 //	delete_records.go  DeleteRecords on a partition: the leader's log start, the followers'
 //	                log starts from their fetches, the low watermark the answer waits for
@@ -80,12 +85,18 @@
 //	control_epochs.go  the controller and broker epochs that fence keys 4, 5 and 6
 //	shutdown_controlled.go  the broker's controlled shutdown (key 7 to the controller);
 //	                config_interbroker.go its keys and inter.broker.listener.name
-//	admin.go        topic creation, deletion, partition growth
+//	admin.go        topic creation, deletion, partition growth; assign.go replica placement
+//	                (Kafka's AdminUtils, rack-aware when the brokers have broker.rack)
 //	zkmeta/         package zkmeta: the ZooKeeper session with chroot, znode paths and JSON shapes
 //	config.go       Config and server.properties; config_rules.go the rules of its values;
 //	                topicconfig.go per-topic configs, topicconfig_alter.go their changes at
 //	                run time (keys 33, 44), config_changes.go the /config/changes watch
-//	group_*.go      the group coordinator: state machine, ZooKeeper store, expiry;
+//	group_*.go      the group coordinator: group_machine.go the pure membership state
+//	                machine (group_state.go the join phase, group_sync.go the rest;
+//	                scripts in testdata/group), group_shell.go its lock, timers and
+//	                replies, group_store.go the offset-commit pipeline, group_mirror.go
+//	                /ids and /owners, group_load.go loading a partition's groups
+//	                (COORDINATOR_LOAD_IN_PROGRESS), group_expiry.go offset expiry;
 //	                group_records.go the group metadata record (/consumers/{g}/group-metadata,
 //	                the generation stored before it is answered; members restored on a move)
 //	                and the records appended to __consumer_offsets
@@ -257,9 +268,10 @@
 //
 // # Not implemented
 //
-// fetching from followers (KIP-392), transactions, message format
-// down-conversion (magic 0/1 produce gets UNSUPPORTED_FOR_MESSAGE_FORMAT),
-// dynamic broker configs other than the topic-default log.* keys and the
-// replication throttle rates (dynamic_config.go; the rates are stored, not
-// applied), quotas, SASL GSSAPI and OAUTHBEARER, delegation tokens.
+// transactions, message format down-conversion (magic 0/1 produce gets
+// UNSUPPORTED_FOR_MESSAGE_FORMAT), dynamic broker configs other than the
+// topic-default log.* keys and the replication throttle rates
+// (dynamic_config.go, throttle.go), replica.selector.class other than
+// RackAwareReplicaSelector, quotas, SASL GSSAPI and OAUTHBEARER,
+// delegation tokens.
 package broker

@@ -31,14 +31,14 @@ import (
 // unclean.leader.election.enable), which a topic without an override
 // takes at once (every open topic's config is recomputed), and
 // leader.replication.throttled.rate / follower.replication.throttled.rate,
-// which are validated and stored but not applied (zkafka has no
-// replication quotas). Any other key is refused as Kafka refuses a key
+// the replication throttles' rates (throttle.go; applied from this
+// broker's own entity only, as Kafka). Any other key is refused as Kafka refuses a key
 // that is not dynamic: "Cannot update these configs dynamically".
 
 // defaultBrokerEntity is the name of the cluster default's znode.
 const defaultBrokerEntity = "<default>"
 
-// throttleKeys are the dynamic broker keys stored without effect.
+// throttleKeys are the replication throttles' dynamic broker keys.
 var throttleKeys = map[string]bool{
 	"leader.replication.throttled.rate":   true,
 	"follower.replication.throttled.rate": true,
@@ -69,7 +69,7 @@ func (d *dynamicConfigs) lookup(key string) (string, int8, bool) {
 // unclean.leader.election.enable, which the controller reads once at
 // start (Kafka allows it dynamically).
 func dynamicTopicDefault(k string) *topicConfigDef {
-	if k == "unclean.leader.election.enable" {
+	if k == "unclean.leader.election.enable" || k == "" {
 		return nil
 	}
 	for i := range topicConfigDefs {
@@ -203,6 +203,7 @@ func (b *Broker) loadDynamicConfigs() {
 		b.log.Warn("reading default dynamic broker configs", "err", err)
 	}
 	b.dyn.Store(next)
+	b.applyThrottleRates(next)
 }
 
 // reloadDynamicConfigs is loadDynamicConfigs followed by a reload of every

@@ -72,10 +72,11 @@ func makeEndpoint(l listenerEntry, hostport string) (endpoint, error) {
 // brokerZNode is the registration Kafka writes for these endpoints: every
 // listener in endpoints and listener_security_protocol_map, and host/port
 // those of the PLAINTEXT listener (null and -1 without one, as Kafka), or
-// of the first listener, which older zkafka brokers read.
-func brokerZNode(eps []endpoint) zkmeta.BrokerZNode {
+// of the first listener, which older zkafka brokers read; "rack" when the
+// broker has one (broker.rack).
+func brokerZNode(eps []endpoint, rack string) zkmeta.BrokerZNode {
 	z := zkmeta.BrokerZNode{ListenerSecurityProtocolMap: map[string]string{}, JMXPort: -1,
-		Timestamp: zkmeta.NowMillisString(), Version: 5, Port: -1}
+		Timestamp: zkmeta.NowMillisString(), Version: 5, Port: -1, Rack: rack, Features: map[string]any{}}
 	for _, e := range eps {
 		z.ListenerSecurityProtocolMap[e.name] = e.protocol
 		z.Endpoints = append(z.Endpoints, e.name+"://"+net.JoinHostPort(e.host, strconv.Itoa(int(e.port))))
@@ -127,4 +128,14 @@ func firstEndpoint(z *zkmeta.BrokerZNode) (hostPort, bool) {
 		return hp, true
 	}
 	return hostPort{}, false
+}
+
+// rackOrNil is br's rack as Metadata and DescribeCluster answer it: null
+// when the broker has none.
+func (br brokerInfo) rackOrNil() *string {
+	if br.rack == "" {
+		return nil
+	}
+	r := br.rack
+	return &r
 }

@@ -3,7 +3,6 @@ package broker
 import (
 	"encoding/binary"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -15,12 +14,18 @@ import (
 // The group coordinator: classic consumer groups (Kafka's
 // GroupCoordinator), with committed offsets, group membership and the
 // group metadata record kept in ZooKeeper (group_store.go,
-// group_records.go); __consumer_offsets carries a copy of each.
+// group_records.go); __consumer_offsets carries a copy of each. A
+// group's membership is a pure state machine (group_machine.go,
+// group_state.go, group_sync.go) run by a shell (group_shell.go) that
+// owns the lock, the timers and the waiting requests; the /ids and
+// /owners mirror is group_mirror.go.
 //
 // Which broker coordinates a group: the leader of the group's partition
 // of __consumer_offsets (offsets_topic.go; FindCoordinator answers it;
 // every other broker answers NOT_COORDINATOR). A group's in-memory state
-// is loaded from ZooKeeper when first touched, its generation and
+// is loaded from ZooKeeper when its partition's leadership comes here
+// (COORDINATOR_LOAD_IN_PROGRESS meanwhile, group_load.go) or when first
+// touched, its generation and
 // protocol from the group metadata znode (group_records.go), and dropped
 // when the partition's leadership leaves this broker or changes epoch,
 // so a coordinator that moved away and back does not serve stale state. The offsets of a group that
@@ -33,9 +38,10 @@ import (
 // under group.mu, run it unlocked and apply the result under group.mu
 // again (by znode mzxid, so memory ends where ZooKeeper ends); the
 // membership mirror (/ids, /owners) is written by one ordered worker
-// (mirror) from snapshots. Timers (session, rebalance, initial delay)
-// are time.AfterFunc callbacks that take group.mu and check a sequence
-// number, so a stale timer does nothing.
+// (mirror) from snapshots. The machine's timers (session, pending member,
+// join phase, sync) are time.AfterFunc callbacks of the shell that take
+// group.mu and pass the machine the timer's sequence number, so a stale
+// timer does nothing.
 
 // Error codes kproto does not name.
 const (
@@ -64,17 +70,27 @@ type coordinator struct {
 	b      *Broker
 	cfg    GroupConfig
 	mirror *mirror
+	now    func() time.Time // the groups' clock
 
 	mu struct {
 		sync.Mutex
 		groups map[string]*group
+		// loaded: offsets partition → the leader epoch whose load ran
+		// or runs; listing: closed once the load has listed
+		// /consumers; loading: the epoch whose groups are being loaded
+		// (their requests answer COORDINATOR_LOAD_IN_PROGRESS).
+		// group_load.go.
+		loaded, loading map[int32]int32
+		listing         map[int32]chan struct{}
 	}
 }
 
 func newCoordinator(b *Broker) *coordinator {
-	c := &coordinator{b: b, cfg: b.cfg.Groups}
+	c := &coordinator{b: b, cfg: b.cfg.Groups, now: time.Now}
 	c.cfg.fillDefaults()
 	c.mu.groups = map[string]*group{}
+	c.mu.loading, c.mu.loaded = map[int32]int32{}, map[int32]int32{}
+	c.mu.listing = map[int32]chan struct{}{}
 	c.mirror = newMirror(b)
 	return c
 }
@@ -95,79 +111,20 @@ func (c *coordinator) stop() {
 	c.mu.Unlock()
 	for _, g := range groups {
 		g.mu.Lock()
-		g.failWaitersLocked(ec(kproto.CodeNotCoordinator))
-		g.stopTimersLocked()
+		g.failWaiters(ec(kproto.CodeNotCoordinator))
+		g.stopTimers()
+		out := g.takeLocked()
 		g.mu.Unlock()
+		g.finish(out)
 	}
-}
-
-// lookup returns the group if this broker coordinates it, loading it from
-// ZooKeeper when it is not in memory. With create, a missing group is
-// created Empty. The code is NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE
-// (ZooKeeper failed) or 0; g is nil when the group does not exist.
-func (c *coordinator) lookup(name string, create bool) (*group, int16) {
-	epoch, ok := c.b.coordinatorEpoch(name)
-	if !ok {
-		c.unload(name)
-		return nil, ec(kproto.CodeNotCoordinator)
-	}
-	c.mu.Lock()
-	g := c.mu.groups[name]
-	c.mu.Unlock()
-	if g != nil {
-		g.mu.Lock()
-		stale := g.epoch != epoch && g.state != groupDead
-		g.mu.Unlock()
-		if !stale {
-			return g, 0
-		}
-		// Loaded in an earlier term of the partition here: what the
-		// coordinators in between wrote is in ZooKeeper.
-		c.unload(name)
-	}
-	loaded, err := c.loadGroup(name)
-	if err != nil {
-		c.b.log.Warn("loading group from ZooKeeper", "group", name, "err", err)
-		return nil, ec(kproto.CodeCoordinatorNotAvailable)
-	}
-	if loaded == nil {
-		if !create {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			return c.mu.groups[name], 0
-		}
-		loaded = c.newGroup(name)
-	}
-	loaded.epoch = epoch
-	loaded.mu.Lock()
-	loaded.restoreMembersLocked() // its timers are stopped below if it is not published
-	loaded.mu.Unlock()
-	c.mu.Lock()
-	g = c.mu.groups[name]
-	if g == nil {
-		c.mu.groups[name] = loaded
-	}
-	c.mu.Unlock()
-	if g != nil { // loaded meanwhile by another request
-		loaded.mu.Lock()
-		loaded.stopTimersLocked()
-		loaded.mu.Unlock()
-		return g, 0
-	}
-	loaded.mu.Lock()
-	if loaded.state == groupStable { // restored: its /ids and /owners again
-		c.mirror.members(loaded)
-		c.mirror.owners(loaded, loaded.ownersLocked())
-	}
-	loaded.mu.Unlock()
-	return loaded, 0
 }
 
 func (c *coordinator) newGroup(name string) *group {
-	return &group{co: c, name: name, members: map[string]*groupMember{},
-		pending: map[string]*time.Timer{}, static: map[string]string{},
-		offsets: map[topicPartition]*committedOffset{}, znodes: map[string]bool{},
-		emptySince: time.Now(), metaVersion: -1}
+	mc := machineConfig{initialRebalanceDelay: c.cfg.InitialRebalanceDelay, maxSize: c.cfg.MaxSize}
+	return &group{co: c, name: name,
+		groupMachine: newGroupMachine(mc, newMemberID, c.b.log.With("group", name), time.Now()),
+		offsets:      map[topicPartition]*committedOffset{}, znodes: map[string]bool{},
+		waiters: map[replyTo]chan kmsg.Response{}, timers: map[timerKey]shellTimer{}, metaVersion: -1}
 }
 
 // unload forgets a group this broker no longer coordinates: waiters get
@@ -181,10 +138,9 @@ func (c *coordinator) unload(name string) {
 		return
 	}
 	g.mu.Lock()
-	g.failWaitersLocked(ec(kproto.CodeNotCoordinator))
-	g.stopTimersLocked()
-	g.state = groupDead
+	out := g.dieLocked(ec(kproto.CodeNotCoordinator))
 	g.mu.Unlock()
+	g.finish(out)
 	c.mirror.forget(name)
 }
 
@@ -222,50 +178,34 @@ type committedOffset struct {
 	mzxid       int64 // of the offsets znode at our last write (0: created)
 }
 
-// group is one consumer group. Every field below co and name is guarded
-// by mu.
+// group is one consumer group: its membership state machine
+// (groupMachine, embedded: group_machine.go) driven by the shell
+// (group_shell.go), and its committed offsets (group_store.go). Every
+// field below co and name is guarded by mu.
 type group struct {
 	co   *coordinator
 	name string
 
-	mu           sync.Mutex
-	state        groupState
-	protocolType string
-	protocol     string
-	generation   int32
-	leader       string // member id; "" when none
-	// Invariant: members holds every member of the current generation and
-	// those that joined during a rebalance; static maps instance ids to
-	// member ids of members.
-	members map[string]*groupMember
-	// pending are member ids handed out with MEMBER_ID_REQUIRED that have
-	// not joined yet; each expires after its session timeout.
-	pending map[string]*time.Timer
-	static  map[string]string
+	mu sync.Mutex
+	groupMachine
 
 	offsets map[topicPartition]*committedOffset
 	znodes  map[string]bool // offset parents known to exist
 	// offsetsSeq counts changes of offsets made here (commits, deletes),
 	// so a reload from ZooKeeper that raced one is not applied.
 	offsetsSeq uint64
-	emptySince time.Time
-
-	// rebalanceTimer completes the join phase; initialDelay is set while
-	// the first rebalance of an empty group waits for more members.
-	rebalanceTimer *time.Timer
-	rebalanceSeq   uint64
-	initialDelay   bool
-	delayStart     time.Time
-	delayJoined    bool // a member joined during the current delay
 
 	epoch int32 // of the offsets partition's leadership it was loaded in
-	// metaSeq counts changes of the group metadata to store;
-	// metaVersion is the group-metadata znode's version this
-	// coordinator last read or wrote (-1: none), group_records.go.
-	metaSeq     uint64
+	// metaVersion is the group-metadata znode's version this coordinator
+	// last read or wrote (-1: none), group_records.go.
 	metaVersion int32
 	stored      *kmsg.GroupMetadataValue // read at load, until restoreMembersLocked
-	nextOrder   uint64
+
+	// The shell's side of the machine: requests parked in it, by the
+	// replyTo the machine knows them by, and its armed timers.
+	waiters    map[replyTo]chan kmsg.Response
+	nextWaiter replyTo
+	timers     map[timerKey]shellTimer
 
 	// commitQueue holds OffsetCommits waiting for the multi in flight;
 	// committing is set while commitLoop runs (group_store.go).
@@ -278,79 +218,11 @@ type group struct {
 	metaDone uint64
 }
 
-type groupMember struct {
-	id, instanceID    string
-	clientID, host    string
-	sessionTimeout    time.Duration
-	rebalanceTimeout  time.Duration
-	protocolType      string
-	protocols         []kmsg.JoinGroupRequestProtocol
-	assignment        []byte
-	join              chan *kmsg.JoinGroupResponse // awaiting a JoinGroup response
-	sync              chan *kmsg.SyncGroupResponse // awaiting a SyncGroup response
-	heartbeat         *time.Timer
-	heartbeatSeq      uint64
-	joinedInRebalance bool
-	joinVersion       int16
-	order             uint64 // join order; the first joined leads
-}
-
-func (m *groupMember) metadataFor(protocol string) []byte {
-	for _, p := range m.protocols {
-		if p.Name == protocol {
-			return p.Metadata
-		}
-	}
-	return nil
-}
-
-func sameProtocols(a, b []kmsg.JoinGroupRequestProtocol) bool {
-	return slices.EqualFunc(a, b, func(x, y kmsg.JoinGroupRequestProtocol) bool {
-		return x.Name == y.Name && string(x.Metadata) == string(y.Metadata)
-	})
-}
-
 // newMemberID is Kafka's clientId-UUID (instanceId-UUID for static).
 func newMemberID(prefix string) string {
 	u := zkmeta.NewUUID()
 	return fmt.Sprintf("%s-%08x-%04x-%04x-%04x-%012x", prefix, binary.BigEndian.Uint32(u[0:4]),
 		binary.BigEndian.Uint16(u[4:6]), binary.BigEndian.Uint16(u[6:8]), binary.BigEndian.Uint16(u[8:10]), u[10:16])
-}
-
-// failWaitersLocked answers every parked join and sync with code.
-func (g *group) failWaitersLocked(code int16) {
-	for _, m := range g.members {
-		if m.join != nil {
-			r := kmsg.NewPtrJoinGroupResponse()
-			r.ErrorCode, r.MemberID, r.Generation = code, m.id, -1
-			m.join <- r
-			m.join = nil
-		}
-		if m.sync != nil {
-			r := kmsg.NewPtrSyncGroupResponse()
-			r.ErrorCode = code
-			m.sync <- r
-			m.sync = nil
-		}
-	}
-}
-
-func (g *group) stopTimersLocked() {
-	g.rebalanceSeq++
-	if g.rebalanceTimer != nil {
-		g.rebalanceTimer.Stop()
-		g.rebalanceTimer = nil
-	}
-	for _, m := range g.members {
-		m.heartbeatSeq++
-		if m.heartbeat != nil {
-			m.heartbeat.Stop()
-		}
-	}
-	for id, t := range g.pending {
-		t.Stop()
-		delete(g.pending, id)
-	}
 }
 
 // hasCommits reports whether the group has committed offsets.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkafka/zkafka/kproto"
 )
 
 // Offset expiry, as Kafka 2.1+ (KIP-211): every
@@ -74,11 +75,12 @@ func (c *coordinator) expireGroup(g *group, now time.Time) {
 	}
 	g.mu.Lock()
 	dead := g.state == groupEmpty && len(g.offsets) == 0 && len(g.pending) == 0
+	var out outbox
 	if dead {
-		g.state = groupDead
-		g.stopTimersLocked()
+		out = g.dieLocked(ec(kproto.CodeGroupIDNotFound))
 	}
 	g.mu.Unlock()
+	g.finish(out)
 	if dead {
 		c.remove(g)
 		if err := c.deleteGroupZNodes(g.name); err != nil {

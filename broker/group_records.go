@@ -89,44 +89,15 @@ func (c *coordinator) loadGroupMetadata(g *group) error {
 	return nil
 }
 
-// restoreMembersLocked makes a group just loaded by its new coordinator
-// Stable again with the members, protocol, leader and assignments of the
-// stored record, as Kafka's GroupMetadataManager loads a group, when the
-// record was written after the leader's assignment (every member has
-// one); their heartbeats then go on in the same generation, with no
-// rebalance. Otherwise (the record of a join phase, or of an Empty group)
-// the group stays Empty at the stored generation: the members' heartbeats
-// answer UNKNOWN_MEMBER_ID, they rejoin, and the rebalance starts the next
-// generation. g.mu held; g is not published yet (lookup).
+// restoreMembersLocked gives a group just loaded by its new coordinator
+// the members of its stored record (groupMachine.restore). g.mu held; g
+// is not published yet (lookup).
 func (g *group) restoreMembersLocked() {
 	v := g.stored
 	g.stored = nil
-	if v == nil || v.Protocol == nil || v.Leader == nil || len(v.Members) == 0 {
-		return
+	if g.restore(v) {
+		g.co.b.log.Info("group loaded with its members", "group", g.name, "generation", g.generation, "members", len(g.members))
 	}
-	for _, vm := range v.Members {
-		if len(vm.Assignment) == 0 {
-			return
-		}
-	}
-	g.protocol, g.leader = *v.Protocol, *v.Leader
-	for _, vm := range v.Members {
-		m := &groupMember{id: vm.MemberID, clientID: vm.ClientID, host: vm.ClientHost,
-			sessionTimeout:   time.Duration(vm.SessionTimeoutMillis) * time.Millisecond,
-			rebalanceTimeout: time.Duration(vm.RebalanceTimeoutMillis) * time.Millisecond,
-			protocolType:     v.ProtocolType, assignment: vm.Assignment,
-			protocols: []kmsg.JoinGroupRequestProtocol{{Name: *v.Protocol, Metadata: vm.Subscription}}}
-		if vm.InstanceID != nil {
-			m.instanceID = *vm.InstanceID
-			g.static[m.instanceID] = m.id
-		}
-		g.nextOrder++
-		m.order = g.nextOrder
-		g.members[m.id] = m
-		g.scheduleHeartbeatLocked(m)
-	}
-	g.state = groupStable
-	g.co.b.log.Info("group loaded with its members", "group", g.name, "generation", g.generation, "members", len(g.members))
 }
 
 var errGroupMoved = errors.New("group metadata written by another coordinator")
@@ -182,9 +153,6 @@ func (g *group) persistMetadata() error {
 	g.co.appendOffsetsRecords(g.name, now, [][2][]byte{{key.AppendTo(nil), data}})
 	return nil
 }
-
-// metaChangedLocked marks the metadata to store (persistMetadata).
-func (g *group) metaChangedLocked() { g.metaSeq++ }
 
 // persistMetadataAsync stores the metadata in the background (the
 // leader's assignment, the group falling Empty: nobody waits on it).

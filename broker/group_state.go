@@ -7,127 +7,75 @@ import (
 	"github.com/zkafka/zkafka/kproto"
 )
 
-// The classic group state machine, as Kafka's GroupCoordinator runs it:
-//
-//	Empty ──join──► PreparingRebalance ──all joined / rebalance timeout──► CompletingRebalance
-//	  ▲                 ▲        ▲                                              │ leader's SyncGroup
-//	  │ last member     │        └──── join, leave, session expiry ───────────┤
-//	  │ leaves          └───────────── join (new or changed), leave, expiry ── Stable
-//	Dead: deleted (DeleteGroups, expiry) or no longer coordinated here.
-//
-// Every method here needs g.mu held.
+// The join phase of the group machine (group_machine.go): JoinGroup, the
+// rebalance it starts and the generation it ends with. Kafka 3.7's
+// GroupCoordinator.handleJoinGroup and onCompleteJoin.
 
-// joinLocked handles a JoinGroup that passed validation. It returns the
-// response now, or a channel the response will arrive on.
-func (g *group) joinLocked(req *kmsg.JoinGroupRequest, clientID, host string) (*kmsg.JoinGroupResponse, chan *kmsg.JoinGroupResponse) {
-	resp := kmsg.NewPtrJoinGroupResponse()
-	resp.Generation = -1
-	fail := func(code int16) (*kmsg.JoinGroupResponse, chan *kmsg.JoinGroupResponse) {
-		resp.ErrorCode = code
-		resp.MemberID = req.MemberID
-		return resp, nil
-	}
-	if g.state == groupDead {
-		return fail(ec(kproto.CodeCoordinatorNotAvailable))
-	}
-	if req.ProtocolType == "" || len(req.Protocols) == 0 {
-		return fail(ec(kproto.CodeInconsistentGroupProtocol))
-	}
-	if !g.supportsLocked(req.ProtocolType, req.Protocols) {
-		return fail(ec(kproto.CodeInconsistentGroupProtocol))
-	}
-	instanceID := ""
-	if req.InstanceID != nil {
-		instanceID = *req.InstanceID
-	}
-	sessionTimeout := time.Duration(req.SessionTimeoutMillis) * time.Millisecond
-	rebalanceTimeout := sessionTimeout
-	if req.Version >= 1 {
-		rebalanceTimeout = time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond
-	}
-	m := &groupMember{instanceID: instanceID, clientID: clientID, host: host,
-		sessionTimeout: sessionTimeout, rebalanceTimeout: rebalanceTimeout,
-		protocolType: req.ProtocolType, protocols: req.Protocols, joinVersion: req.Version}
+// joinInput is one validated JoinGroup (session timeout in range, group
+// id set).
+type joinInput struct {
+	memberID, instanceID string
+	clientID, host       string
+	protocolType         string
+	protocols            []kmsg.JoinGroupRequestProtocol
+	session, rebalance   time.Duration
+	version              int16 // v4+: MEMBER_ID_REQUIRED (KIP-394); v9+: SkipAssignment (KIP-814)
+}
 
-	if req.MemberID == "" {
-		if instanceID != "" {
-			if oldID, ok := g.static[instanceID]; ok {
-				return g.replaceStaticLocked(oldID, m)
-			}
-		}
-		if g.co.cfg.MaxSize > 0 && int32(len(g.members)+len(g.pending)) >= g.co.cfg.MaxSize {
-			return fail(codeGroupMaxSizeReached)
-		}
-		prefix := clientID
-		if instanceID != "" {
-			prefix = instanceID
-		}
-		m.id = newMemberID(prefix)
-		if instanceID == "" && req.Version >= 4 {
-			// KIP-394: the member must come back with this id.
-			g.addPendingLocked(m.id, sessionTimeout)
-			resp.ErrorCode = ec(kproto.CodeMemberIDRequired)
-			resp.MemberID = m.id
-			return resp, nil
-		}
-		return nil, g.addMemberLocked(m)
+// join is Kafka's handleJoinGroup once the group exists. The answer, now
+// or when the join phase ends, is a reply to to.
+func (m *groupMachine) join(now time.Time, j joinInput, to replyTo) {
+	switch {
+	case !m.acceptJoining(j.memberID):
+		m.removeMember(j.memberID)
+		m.replyJoin(to, joinError("", codeGroupMaxSizeReached))
+	case j.memberID == "":
+		m.newMemberJoin(now, j, to)
+	default:
+		m.currentMemberJoin(now, j, to)
 	}
-
-	if t, ok := g.pending[req.MemberID]; ok {
-		t.Stop()
-		delete(g.pending, req.MemberID)
-		m.id = req.MemberID
-		return nil, g.addMemberLocked(m)
-	}
-	old := g.members[req.MemberID]
-	if instanceID != "" {
-		if cur, ok := g.static[instanceID]; ok && cur != req.MemberID {
-			return fail(ec(kproto.CodeFencedInstanceID))
-		}
-	}
-	if old == nil {
-		return fail(ec(kproto.CodeUnknownMemberID))
-	}
-	if old.instanceID != instanceID {
-		return fail(ec(kproto.CodeFencedInstanceID))
-	}
-	m.id = old.id
-	switch g.state {
-	case groupPreparingRebalance:
-		return nil, g.updateMemberLocked(old, m)
-	case groupCompletingRebalance:
-		if sameProtocols(old.protocols, m.protocols) {
-			// A retried join: the same answer again.
-			return g.joinResponseLocked(old), nil
-		}
-		ch := g.updateMemberLocked(old, m)
-		g.prepareRebalanceLocked("member changed its protocols")
-		return nil, ch
-	case groupStable:
-		if old.id == g.leader || !sameProtocols(old.protocols, m.protocols) {
-			ch := g.updateMemberLocked(old, m)
-			g.prepareRebalanceLocked("member rejoined")
-			return nil, ch
-		}
-		return g.joinResponseLocked(old), nil
-	default: // Empty cannot have members
-		return fail(ec(kproto.CodeUnknownMemberID))
+	if m.state == groupPreparingRebalance {
+		m.tryCompleteJoin(now)
 	}
 }
 
-// supportsLocked: the join's protocol type matches and it shares a
-// protocol with every member.
-func (g *group) supportsLocked(ptype string, protos []kmsg.JoinGroupRequestProtocol) bool {
-	if len(g.members) == 0 {
+// acceptJoining is Kafka's acceptJoiningMember (group.max.size): while a
+// rebalance is prepared the members already rejoined count, so the last
+// to rejoin of an oversized group are shed; otherwise the members.
+func (m *groupMachine) acceptJoining(id string) bool {
+	if m.cfg.maxSize <= 0 {
 		return true
 	}
-	if ptype != g.protocolType {
+	mem := m.members[id]
+	switch m.state {
+	case groupPreparingRebalance:
+		awaiting := 0
+		for _, o := range m.members {
+			if o.join != 0 {
+				awaiting++
+			}
+		}
+		return mem != nil && mem.join != 0 || int32(awaiting) < m.cfg.maxSize
+	case groupCompletingRebalance, groupStable:
+		return mem != nil || int32(len(m.members)) < m.cfg.maxSize
+	default:
+		return true
+	}
+}
+
+// supportsProtocols: an Empty group takes any protocol type and set;
+// otherwise the type must match and one protocol be every member's.
+func (m *groupMachine) supportsProtocols(ptype string, protos []kmsg.JoinGroupRequestProtocol) bool {
+	if m.state == groupEmpty {
+		return ptype != "" && len(protos) > 0
+	}
+	if ptype != m.protocolType {
 		return false
 	}
 	for _, p := range protos {
 		all := true
-		for _, m := range g.members {
-			if !hasProtocol(m, p.Name) {
+		for _, mem := range m.members {
+			if !hasProtocol(mem, p.Name) {
 				all = false
 				break
 			}
@@ -139,304 +87,371 @@ func (g *group) supportsLocked(ptype string, protos []kmsg.JoinGroupRequestProto
 	return false
 }
 
-func hasProtocol(m *groupMember, name string) bool {
-	for _, p := range m.protocols {
-		if p.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-func (g *group) addPendingLocked(id string, timeout time.Duration) {
-	g.pending[id] = time.AfterFunc(timeout, func() {
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		if _, ok := g.pending[id]; ok {
-			delete(g.pending, id)
-			if g.state == groupPreparingRebalance {
-				g.tryCompleteJoinLocked()
-			}
-		}
-	})
-}
-
-// addMemberLocked adds a new member and starts (or joins) a rebalance.
-func (g *group) addMemberLocked(m *groupMember) chan *kmsg.JoinGroupResponse {
-	if len(g.members) == 0 {
-		g.protocolType = m.protocolType
-	}
-	ch := make(chan *kmsg.JoinGroupResponse, 1)
-	m.join = ch
-	m.joinedInRebalance = true
-	g.nextOrder++
-	m.order = g.nextOrder
-	g.members[m.id] = m
-	if m.instanceID != "" {
-		g.static[m.instanceID] = m.id
-	}
-	if g.initialDelay {
-		g.delayJoined = true
-	}
-	switch g.state {
-	case groupPreparingRebalance:
-		g.tryCompleteJoinLocked()
-	default:
-		g.prepareRebalanceLocked("new member joined")
-	}
-	g.co.mirror.members(g)
-	return ch // completing the join may already have answered and cleared m.join
-}
-
-// updateMemberLocked replaces old's join parameters with m's and parks
-// the join.
-func (g *group) updateMemberLocked(old, m *groupMember) chan *kmsg.JoinGroupResponse {
-	old.protocols, old.protocolType = m.protocols, m.protocolType
-	old.sessionTimeout, old.rebalanceTimeout = m.sessionTimeout, m.rebalanceTimeout
-	old.clientID, old.host, old.joinVersion = m.clientID, m.host, m.joinVersion
-	if old.join != nil {
-		// A second join while one is parked: the first is superseded.
-		r := kmsg.NewPtrJoinGroupResponse()
-		r.ErrorCode, r.MemberID, r.Generation = ec(kproto.CodeUnknownMemberID), old.id, -1
-		old.join <- r
-	}
-	ch := make(chan *kmsg.JoinGroupResponse, 1)
-	old.join = ch
-	if g.state == groupPreparingRebalance {
-		g.tryCompleteJoinLocked()
-	}
-	return ch
-}
-
-// replaceStaticLocked: a static member rejoined with an unknown member id
-// (it restarted). The old member id is fenced; the instance keeps its
-// place, and in a Stable group with unchanged protocols it gets the
-// current generation without a rebalance (KIP-345).
-func (g *group) replaceStaticLocked(oldID string, m *groupMember) (*kmsg.JoinGroupResponse, chan *kmsg.JoinGroupResponse) {
-	old := g.members[oldID]
-	m.id = newMemberID(m.instanceID)
-	if old.join != nil {
-		r := kmsg.NewPtrJoinGroupResponse()
-		r.ErrorCode, r.MemberID, r.Generation = ec(kproto.CodeFencedInstanceID), old.id, -1
-		old.join <- r
-		old.join = nil
-	}
-	if old.sync != nil {
-		r := kmsg.NewPtrSyncGroupResponse()
-		r.ErrorCode = ec(kproto.CodeFencedInstanceID)
-		old.sync <- r
-		old.sync = nil
-	}
-	old.heartbeatSeq++
-	if old.heartbeat != nil {
-		old.heartbeat.Stop()
-	}
-	delete(g.members, oldID)
-	m.assignment, m.order = old.assignment, old.order
-	g.members[m.id] = m
-	g.static[m.instanceID] = m.id
-	if g.leader == oldID {
-		g.leader = m.id
-	}
-	g.co.mirror.members(g)
-	// As Kafka: no rebalance unless the restarted member would change the
-	// selected protocol (its metadata, e.g. owned partitions, may differ).
-	unchanged := g.selectProtocolLocked() == g.protocol
+// newMemberJoin is Kafka's doNewMemberJoinGroup: a join without a member
+// id.
+func (m *groupMachine) newMemberJoin(now time.Time, j joinInput, to replyTo) {
 	switch {
-	case g.state == groupStable && unchanged:
-		g.scheduleHeartbeatLocked(m)
-		resp := g.joinResponseLocked(m)
-		if m.id == g.leader && m.joinVersion >= 9 {
-			resp.SkipAssignment = true
-		}
-		return resp, nil
-	case g.state == groupCompletingRebalance && unchanged:
-		g.scheduleHeartbeatLocked(m)
-		return g.joinResponseLocked(m), nil
-	default:
-		ch := make(chan *kmsg.JoinGroupResponse, 1)
-		m.join = ch
-		if g.state == groupPreparingRebalance {
-			g.tryCompleteJoinLocked()
-		} else {
-			g.prepareRebalanceLocked("static member rejoined with new protocols")
-		}
-		return nil, ch
-	}
-}
-
-// prepareRebalanceLocked moves the group to PreparingRebalance.
-func (g *group) prepareRebalanceLocked(reason string) {
-	if g.state == groupCompletingRebalance {
-		// Members waiting for their assignment must rejoin.
-		for _, m := range g.members {
-			if m.sync != nil {
-				r := kmsg.NewPtrSyncGroupResponse()
-				r.ErrorCode = ec(kproto.CodeRebalanceInProgress)
-				m.sync <- r
-				m.sync = nil
-			}
-		}
-	}
-	wasEmpty := g.state == groupEmpty
-	g.state = groupPreparingRebalance
-	g.co.b.log.Debug("group preparing rebalance", "group", g.name, "generation", g.generation, "reason", reason)
-	timeout := g.maxRebalanceTimeoutLocked()
-	if wasEmpty && g.co.cfg.InitialRebalanceDelay > 0 {
-		g.initialDelay, g.delayJoined, g.delayStart = true, false, time.Now()
-		g.armRebalanceTimerLocked(min(g.co.cfg.InitialRebalanceDelay, timeout))
+	case m.state == groupDead:
+		m.replyJoin(to, joinError("", ec(kproto.CodeCoordinatorNotAvailable)))
+		return
+	case !m.supportsProtocols(j.protocolType, j.protocols):
+		m.replyJoin(to, joinError("", ec(kproto.CodeInconsistentGroupProtocol)))
 		return
 	}
-	g.armRebalanceTimerLocked(timeout)
-	g.tryCompleteJoinLocked()
+	prefix := j.clientID
+	if j.instanceID != "" {
+		prefix = j.instanceID
+	}
+	id := m.newID(prefix)
+	switch {
+	case j.instanceID != "" && m.static[j.instanceID] != "":
+		m.replaceStatic(now, j, id, to)
+	case j.instanceID == "" && j.version >= 4:
+		// KIP-394: the member must come back with this id.
+		m.pending[id] = true
+		m.arm(timerKey{timerPending, id}, j.session)
+		m.replyJoin(to, joinError(id, ec(kproto.CodeMemberIDRequired)))
+	default:
+		m.addMember(now, j, id, to)
+	}
 }
 
-func (g *group) maxRebalanceTimeoutLocked() time.Duration {
+// currentMemberJoin is Kafka's doCurrentMemberJoinGroup: a join with a
+// member id.
+func (m *groupMachine) currentMemberJoin(now time.Time, j joinInput, to replyTo) {
+	switch {
+	case m.state == groupDead:
+		m.replyJoin(to, joinError(j.memberID, ec(kproto.CodeCoordinatorNotAvailable)))
+		return
+	case !m.supportsProtocols(j.protocolType, j.protocols):
+		m.replyJoin(to, joinError(j.memberID, ec(kproto.CodeInconsistentGroupProtocol)))
+		return
+	case m.pending[j.memberID]:
+		m.addMember(now, j, j.memberID, to)
+		return
+	}
+	if code := m.validateMember(j.memberID, j.instanceID); code != 0 {
+		m.replyJoin(to, joinError(j.memberID, code))
+		return
+	}
+	mem := m.members[j.memberID]
+	switch m.state {
+	case groupPreparingRebalance:
+		m.updateMember(mem, j, to)
+	case groupCompletingRebalance:
+		if sameProtocols(mem.protocols, j.protocols) {
+			// A retried join (the answer was lost): the same answer again.
+			m.replyJoin(to, m.joinResponse(mem, mem.id == m.leader))
+			return
+		}
+		m.updateMember(mem, j, to)
+		m.prepareRebalance(now, "member changed its protocols")
+	case groupStable:
+		if mem.id == m.leader || !sameProtocols(mem.protocols, j.protocols) {
+			// The leader's join lets it rebalance for changes outside the
+			// metadata (topics created, for the consumer).
+			m.updateMember(mem, j, to)
+			m.prepareRebalance(now, "member rejoined")
+			return
+		}
+		m.replyJoin(to, m.joinResponse(mem, false))
+	default: // Empty has no members
+		m.replyJoin(to, joinError(j.memberID, ec(kproto.CodeUnknownMemberID)))
+	}
+}
+
+// validateMember is Kafka's validateCurrentMember: with an instance id,
+// it must be known and held by memberID; without, memberID must be a
+// member.
+func (m *groupMachine) validateMember(memberID, instanceID string) int16 {
+	if instanceID != "" {
+		cur, ok := m.static[instanceID]
+		switch {
+		case !ok:
+			return ec(kproto.CodeUnknownMemberID)
+		case cur != memberID:
+			return ec(kproto.CodeFencedInstanceID)
+		}
+		return 0
+	}
+	if m.members[memberID] == nil {
+		return ec(kproto.CodeUnknownMemberID)
+	}
+	return 0
+}
+
+// addMember is Kafka's addMemberThenRebalanceOrCompleteJoin.
+func (m *groupMachine) addMember(now time.Time, j joinInput, id string, to replyTo) {
+	delete(m.pending, id)
+	m.cancel(timerKey{timerPending, id})
+	if len(m.members) == 0 {
+		m.protocolType = j.protocolType
+	}
+	mem := &groupMember{id: id, instanceID: j.instanceID, isNew: true, join: to}
+	m.setJoin(mem, j)
+	m.nextOrder++
+	mem.order = m.nextOrder
+	if m.state == groupPreparingRebalance && m.generation == 0 {
+		m.delayJoined = true
+	}
+	m.members[id] = mem
+	if mem.instanceID != "" {
+		m.static[mem.instanceID] = id
+	}
+	// A new member cannot heartbeat; its join is bounded instead.
+	m.arm(timerKey{timerSession, id}, newMemberJoinTimeout)
+	m.out.members = true
+	m.maybePrepareRebalance(now, "new member joined")
+}
+
+func (m *groupMachine) setJoin(mem *groupMember, j joinInput) {
+	mem.protocols, mem.protocolType = j.protocols, j.protocolType
+	mem.sessionTimeout, mem.rebalanceTimeout = j.session, j.rebalance
+	mem.clientID, mem.host, mem.joinVersion = j.clientID, j.host, j.version
+}
+
+// updateMember takes j's parameters for mem and parks the join. A join
+// parked before for the same member is superseded (Kafka drops it
+// unanswered; here it is told UNKNOWN_MEMBER_ID).
+func (m *groupMachine) updateMember(mem *groupMember, j joinInput, to replyTo) {
+	m.setJoin(mem, j)
+	m.answerJoin(mem, joinError(mem.id, ec(kproto.CodeUnknownMemberID)))
+	mem.join = to
+}
+
+// replaceStatic is Kafka's updateStaticMemberThenRebalanceOrCompleteJoin:
+// a static member rejoined without its member id (it restarted). The old
+// id is fenced; the instance keeps its place and assignment, and in a
+// Stable group whose protocol would not change it gets the current
+// generation without a rebalance (KIP-345).
+func (m *groupMachine) replaceStatic(now time.Time, j joinInput, id string, to replyTo) {
+	oldLeader := m.leader
+	oldID := m.static[j.instanceID]
+	mem := m.members[oldID]
+	m.answerJoin(mem, joinError(oldID, ec(kproto.CodeFencedInstanceID)))
+	m.answerSync(mem, syncError(ec(kproto.CodeFencedInstanceID)))
+	m.cancel(timerKey{timerSession, oldID})
+	delete(m.members, oldID)
+	delete(m.pendingSync, oldID)
+	mem.id = id
+	m.members[id] = mem
+	m.static[j.instanceID] = id
+	if m.leader == oldID {
+		m.leader = id
+	}
+	m.arm(timerKey{timerSession, id}, mem.sessionTimeout)
+	m.setJoin(mem, j)
+	mem.join = to
+	m.out.members = true
+	switch m.state {
+	case groupStable:
+		if m.selectProtocol() != m.protocol {
+			m.prepareRebalance(now, "static member rejoined with protocols that change the group's")
+			return
+		}
+		// The new member id is stored before it is answered (the reply
+		// waits for the store, group_shell.go).
+		m.metaChanged()
+		var r *kmsg.JoinGroupResponse
+		if j.version >= 9 {
+			// KIP-814: a static leader learns it leads, but must not
+			// reassign a Stable group.
+			lead := id == m.leader
+			r = m.joinResponse(mem, lead)
+			r.SkipAssignment = lead
+		} else {
+			// The old leader id, so a restarted leader does not assign:
+			// a Stable group would not hand its assignment out.
+			r = m.joinResponse(mem, false)
+			r.LeaderID = oldLeader
+		}
+		m.answerJoin(mem, r)
+	case groupCompletingRebalance:
+		// The leader may have been given the old member id to assign.
+		m.prepareRebalance(now, "static member rejoined during the sync phase")
+	}
+}
+
+func (m *groupMachine) maybePrepareRebalance(now time.Time, reason string) {
+	switch m.state {
+	case groupStable, groupCompletingRebalance, groupEmpty:
+		m.prepareRebalance(now, reason)
+	}
+}
+
+// prepareRebalance is Kafka's: members waiting for their assignment must
+// rejoin; an Empty group waits group.initial.rebalance.delay.ms first.
+func (m *groupMachine) prepareRebalance(now time.Time, reason string) {
+	if m.state == groupCompletingRebalance {
+		for _, mem := range m.sortedMembers() {
+			mem.assignment = nil
+			if mem.sync != 0 {
+				m.answerSync(mem, syncError(ec(kproto.CodeRebalanceInProgress)))
+				m.arm(timerKey{timerSession, mem.id}, mem.sessionTimeout)
+			}
+		}
+	}
+	clear(m.pendingSync)
+	m.cancel(timerKey{timerSync, ""})
+	wasEmpty := m.state == groupEmpty
+	m.state = groupPreparingRebalance
+	if m.log != nil {
+		m.log.Debug("group preparing rebalance", "generation", m.generation, "reason", reason)
+	}
+	timeout := m.rebalanceTimeout()
+	if wasEmpty && m.cfg.initialRebalanceDelay > 0 {
+		m.initialDelay, m.delayJoined = true, false
+		m.delayRemaining = max(timeout-m.cfg.initialRebalanceDelay, 0)
+		m.arm(timerKey{timerJoin, ""}, m.cfg.initialRebalanceDelay)
+		return
+	}
+	if timeout == 0 { // nobody left to wait for
+		m.completeJoin(now)
+		return
+	}
+	m.arm(timerKey{timerJoin, ""}, timeout)
+	m.tryCompleteJoin(now)
+}
+
+// rebalanceTimeout is the longest of the members'.
+func (m *groupMachine) rebalanceTimeout() time.Duration {
 	var d time.Duration
-	for _, m := range g.members {
-		d = max(d, m.rebalanceTimeout)
+	for _, mem := range m.members {
+		d = max(d, mem.rebalanceTimeout)
 	}
 	return d
 }
 
-func (g *group) armRebalanceTimerLocked(d time.Duration) {
-	g.rebalanceSeq++
-	seq := g.rebalanceSeq
-	if g.rebalanceTimer != nil {
-		g.rebalanceTimer.Stop()
+// joinTimeout: the rebalance timeout or an initial delay ran out. While
+// members keep arriving at a new group, the delay is taken again, up to
+// the rebalance timeout (Kafka's InitialDelayedJoin).
+func (m *groupMachine) joinTimeout(now time.Time) {
+	if m.state != groupPreparingRebalance {
+		return
 	}
-	g.rebalanceTimer = time.AfterFunc(d, func() {
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		if g.rebalanceSeq != seq || g.state != groupPreparingRebalance {
+	if m.initialDelay {
+		if m.delayJoined && m.delayRemaining > 0 {
+			d := min(m.cfg.initialRebalanceDelay, m.delayRemaining)
+			m.delayJoined, m.delayRemaining = false, m.delayRemaining-d
+			m.arm(timerKey{timerJoin, ""}, d)
 			return
 		}
-		if g.initialDelay {
-			// Kafka's InitialDelayedJoin: while members keep arriving,
-			// wait another delay, up to the rebalance timeout.
-			remaining := g.maxRebalanceTimeoutLocked() - time.Since(g.delayStart)
-			if g.delayJoined && remaining > 0 {
-				g.delayJoined = false
-				g.armRebalanceTimerLocked(min(g.co.cfg.InitialRebalanceDelay, remaining))
-				return
-			}
-			g.initialDelay = false
-		}
-		g.completeJoinLocked()
-	})
+		m.initialDelay = false
+	}
+	m.completeJoin(now)
 }
 
-// tryCompleteJoinLocked completes the join phase once every member has
+// tryCompleteJoin completes the join phase once every member has
 // rejoined and no handed-out member id is still expected.
-func (g *group) tryCompleteJoinLocked() {
-	if g.state != groupPreparingRebalance || g.initialDelay {
+func (m *groupMachine) tryCompleteJoin(now time.Time) {
+	if m.state != groupPreparingRebalance || m.initialDelay || len(m.pending) > 0 {
 		return
 	}
-	if len(g.pending) > 0 {
-		return
-	}
-	for _, m := range g.members {
-		if m.join == nil {
+	for _, mem := range m.members {
+		if mem.join == 0 {
 			return
 		}
 	}
-	g.completeJoinLocked()
+	m.completeJoin(now)
 }
 
-// completeJoinLocked ends the join phase: members that did not rejoin are
-// removed, a new generation begins and every parked join is answered.
-func (g *group) completeJoinLocked() {
-	g.rebalanceSeq++
-	if g.rebalanceTimer != nil {
-		g.rebalanceTimer.Stop()
-		g.rebalanceTimer = nil
-	}
-	for id, m := range g.members {
-		if m.join == nil {
-			g.removeMemberLocked(id)
+// completeJoin is Kafka's onCompleteJoin: dynamic members that did not
+// rejoin are removed (static ones keep their place until their session
+// ends), a new generation begins and every parked join is answered.
+func (m *groupMachine) completeJoin(now time.Time) {
+	m.cancel(timerKey{timerJoin, ""})
+	m.initialDelay = false
+	for _, mem := range m.sortedMembers() {
+		if mem.join == 0 && mem.instanceID == "" {
+			m.removeMember(mem.id)
 		}
 	}
-	g.generation++
-	g.metaChangedLocked()
-	if len(g.members) == 0 {
-		g.becomeEmptyLocked()
-		g.co.mirror.members(g)
-		return
-	}
-	g.protocol = g.selectProtocolLocked()
-	if g.members[g.leader] == nil {
-		// Kafka's choice: the member that joined first.
-		var first *groupMember
-		for _, m := range g.members {
-			if first == nil || m.order < first.order {
-				first = m
+	if m.members[m.leader] == nil || m.members[m.leader].join == 0 {
+		// Kafka's maybeElectNewJoinedLeader; here the first to join.
+		m.leader = ""
+		for _, mem := range m.sortedMembers() {
+			if mem.join != 0 {
+				m.leader = mem.id
+				break
 			}
 		}
-		g.leader = first.id
+		if m.leader == "" && len(m.members) > 0 {
+			// Only static members that did not rejoin: wait again.
+			m.arm(timerKey{timerJoin, ""}, m.rebalanceTimeout())
+			return
+		}
 	}
-	g.state = groupCompletingRebalance
-	for _, m := range g.members {
-		m.joinedInRebalance = false
-		m.assignment = nil
-		resp := g.joinResponseLocked(m)
-		m.join <- resp
-		m.join = nil
-		g.scheduleHeartbeatLocked(m)
+	m.generation++
+	m.metaChanged()
+	clear(m.pendingSync)
+	m.out.members = true
+	if len(m.members) == 0 {
+		m.becomeEmpty(now)
+		return
 	}
-	g.co.b.log.Debug("group rebalanced", "group", g.name, "generation", g.generation,
-		"members", len(g.members), "protocol", g.protocol, "leader", g.leader)
-	g.co.mirror.members(g)
+	m.protocol = m.selectProtocol()
+	m.state = groupCompletingRebalance
+	for _, mem := range m.sortedMembers() {
+		mem.assignment = nil
+		m.answerJoin(mem, m.joinResponse(mem, mem.id == m.leader))
+		m.arm(timerKey{timerSession, mem.id}, mem.sessionTimeout)
+		mem.isNew = false
+		m.pendingSync[mem.id] = true
+	}
+	m.arm(timerKey{timerSync, ""}, m.rebalanceTimeout())
+	if m.log != nil {
+		m.log.Debug("group rebalanced", "generation", m.generation, "members", len(m.members),
+			"protocol", m.protocol, "leader", m.leader)
+	}
 }
 
-func (g *group) becomeEmptyLocked() {
-	g.metaChangedLocked()
-	g.persistMetadataAsync()
-	g.state = groupEmpty
-	g.protocol = ""
-	g.leader = ""
-	g.emptySince = time.Now()
-	g.co.mirror.owners(g, nil)
+func (m *groupMachine) becomeEmpty(now time.Time) {
+	m.state = groupEmpty
+	m.protocol, m.leader = "", ""
+	m.emptySince = now
+	m.out.owners, m.out.members = true, true
 }
 
-// joinResponseLocked is m's answer for the current generation: the leader
-// gets every member's metadata for the chosen protocol.
-func (g *group) joinResponseLocked(m *groupMember) *kmsg.JoinGroupResponse {
+// joinResponse is mem's answer for the current generation; withMembers
+// (the leader) gets every member's metadata for the chosen protocol.
+func (m *groupMachine) joinResponse(mem *groupMember, withMembers bool) *kmsg.JoinGroupResponse {
 	r := kmsg.NewPtrJoinGroupResponse()
-	r.Generation = g.generation
-	r.ProtocolType = kmsg.StringPtr(g.protocolType)
-	r.Protocol = kmsg.StringPtr(g.protocol)
-	r.LeaderID = g.leader
-	r.MemberID = m.id
-	if m.id == g.leader {
-		for _, o := range g.members {
+	r.Generation = m.generation
+	r.ProtocolType = kmsg.StringPtr(m.protocolType)
+	r.Protocol = kmsg.StringPtr(m.protocol)
+	r.LeaderID = m.leader
+	r.MemberID = mem.id
+	if withMembers {
+		for _, o := range m.sortedMembers() {
 			rm := kmsg.NewJoinGroupResponseMember()
 			rm.MemberID = o.id
 			if o.instanceID != "" {
 				rm.InstanceID = kmsg.StringPtr(o.instanceID)
 			}
-			rm.ProtocolMetadata = o.metadataFor(g.protocol)
+			rm.ProtocolMetadata = o.metadataFor(m.protocol)
 			r.Members = append(r.Members, rm)
 		}
 	}
 	return r
 }
 
-// selectProtocolLocked: among the protocols every member supports, each
+// selectProtocol: among the protocols every member supports, each
 // member votes for the first in its own order; most votes wins, ties go
-// to the leader's (or any member's) preference order.
-func (g *group) selectProtocolLocked() string {
-	var candidates []string
-	var ref *groupMember
-	if ref = g.members[g.leader]; ref == nil {
-		for _, m := range g.members {
-			ref = m
-			break
+// to the leader's (or the first member's) preference order.
+func (m *groupMachine) selectProtocol() string {
+	ref := m.members[m.leader]
+	if ref == nil {
+		if s := m.sortedMembers(); len(s) > 0 {
+			ref = s[0]
+		} else {
+			return ""
 		}
 	}
+	var candidates []string
 	for _, p := range ref.protocols {
 		all := true
-		for _, m := range g.members {
-			if !hasProtocol(m, p.Name) {
+		for _, mem := range m.members {
+			if !hasProtocol(mem, p.Name) {
 				all = false
 				break
 			}
@@ -446,8 +461,8 @@ func (g *group) selectProtocolLocked() string {
 		}
 	}
 	votes := map[string]int{}
-	for _, m := range g.members {
-		for _, p := range m.protocols {
+	for _, mem := range m.members {
+		for _, p := range mem.protocols {
 			if containsString(candidates, p.Name) {
 				votes[p.Name]++
 				break
@@ -470,175 +485,4 @@ func containsString(s []string, v string) bool {
 		}
 	}
 	return false
-}
-
-// removeMemberLocked deletes a member (not rebalancing).
-func (g *group) removeMemberLocked(id string) {
-	m := g.members[id]
-	if m == nil {
-		return
-	}
-	m.heartbeatSeq++
-	if m.heartbeat != nil {
-		m.heartbeat.Stop()
-	}
-	if m.join != nil {
-		r := kmsg.NewPtrJoinGroupResponse()
-		r.ErrorCode, r.MemberID, r.Generation = ec(kproto.CodeUnknownMemberID), id, -1
-		m.join <- r
-		m.join = nil
-	}
-	if m.sync != nil {
-		r := kmsg.NewPtrSyncGroupResponse()
-		r.ErrorCode = ec(kproto.CodeUnknownMemberID)
-		m.sync <- r
-		m.sync = nil
-	}
-	delete(g.members, id)
-	if m.instanceID != "" && g.static[m.instanceID] == id {
-		delete(g.static, m.instanceID)
-	}
-	if g.leader == id {
-		g.leader = ""
-	}
-}
-
-// memberGoneLocked removes a member that left or expired and rebalances.
-func (g *group) memberGoneLocked(id, reason string) {
-	g.removeMemberLocked(id)
-	g.co.mirror.members(g)
-	switch g.state {
-	case groupStable, groupCompletingRebalance:
-		if len(g.members) == 0 {
-			g.generation++
-			g.becomeEmptyLocked()
-			return
-		}
-		g.prepareRebalanceLocked(reason)
-	case groupPreparingRebalance:
-		if len(g.members) == 0 && len(g.pending) == 0 {
-			g.rebalanceSeq++
-			if g.rebalanceTimer != nil {
-				g.rebalanceTimer.Stop()
-			}
-			g.initialDelay = false
-			g.generation++
-			g.becomeEmptyLocked()
-			return
-		}
-		g.tryCompleteJoinLocked()
-	}
-}
-
-// scheduleHeartbeatLocked (re)starts m's session timer.
-func (g *group) scheduleHeartbeatLocked(m *groupMember) {
-	m.heartbeatSeq++
-	seq := m.heartbeatSeq
-	if m.heartbeat != nil {
-		m.heartbeat.Stop()
-	}
-	m.heartbeat = time.AfterFunc(m.sessionTimeout, func() {
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		if m.heartbeatSeq != seq || g.members[m.id] != m {
-			return
-		}
-		if m.join != nil || m.sync != nil {
-			// Kafka keeps members alive while they wait on the coordinator.
-			g.scheduleHeartbeatLocked(m)
-			return
-		}
-		g.co.b.log.Info("group member session expired", "group", g.name, "member", m.id)
-		g.memberGoneLocked(m.id, "member session expired")
-	})
-}
-
-// syncLocked handles a validated SyncGroup from member m.
-func (g *group) syncLocked(m *groupMember, req *kmsg.SyncGroupRequest) (*kmsg.SyncGroupResponse, chan *kmsg.SyncGroupResponse) {
-	resp := kmsg.NewPtrSyncGroupResponse()
-	switch g.state {
-	case groupPreparingRebalance:
-		resp.ErrorCode = ec(kproto.CodeRebalanceInProgress)
-		return resp, nil
-	case groupStable:
-		g.scheduleHeartbeatLocked(m)
-		resp.ProtocolType, resp.Protocol = kmsg.StringPtr(g.protocolType), kmsg.StringPtr(g.protocol)
-		resp.MemberAssignment = m.assignment
-		return resp, nil
-	case groupCompletingRebalance:
-	default:
-		resp.ErrorCode = ec(kproto.CodeUnknownMemberID)
-		return resp, nil
-	}
-	if m.sync != nil {
-		r := kmsg.NewPtrSyncGroupResponse()
-		r.ErrorCode = ec(kproto.CodeRebalanceInProgress)
-		m.sync <- r
-	}
-	ch := make(chan *kmsg.SyncGroupResponse, 1)
-	m.sync = ch
-	g.scheduleHeartbeatLocked(m)
-	if m.id == g.leader {
-		for _, a := range req.GroupAssignment {
-			if o := g.members[a.MemberID]; o != nil {
-				o.assignment = a.MemberAssignment
-			}
-		}
-		g.state = groupStable
-		for _, o := range g.members {
-			if o.sync != nil {
-				r := kmsg.NewPtrSyncGroupResponse()
-				r.ProtocolType, r.Protocol = kmsg.StringPtr(g.protocolType), kmsg.StringPtr(g.protocol)
-				r.MemberAssignment = o.assignment
-				o.sync <- r
-				o.sync = nil
-			}
-		}
-		g.co.mirror.owners(g, g.ownersLocked())
-		g.metaChangedLocked()
-		g.persistMetadataAsync()
-	}
-	return nil, ch // the leader's own sync was answered above
-}
-
-// ownersLocked decodes the consumer protocol assignments: partition →
-// member id. Nil for other protocol types.
-func (g *group) ownersLocked() map[topicPartition]string {
-	if g.protocolType != "consumer" {
-		return nil
-	}
-	out := map[topicPartition]string{}
-	for _, m := range g.members {
-		var a kmsg.ConsumerMemberAssignment
-		if len(m.assignment) == 0 || a.ReadFrom(m.assignment) != nil {
-			continue
-		}
-		for _, t := range a.Topics {
-			for _, p := range t.Partitions {
-				out[topicPartition{t.Topic, p}] = m.id
-			}
-		}
-	}
-	return out
-}
-
-// checkMemberLocked validates member/instance/generation for Heartbeat,
-// SyncGroup and OffsetCommit, in Kafka's order.
-func (g *group) checkMemberLocked(memberID string, instanceID *string, generation int32) (*groupMember, int16) {
-	if g.state == groupDead {
-		return nil, ec(kproto.CodeCoordinatorNotAvailable)
-	}
-	if instanceID != nil && *instanceID != "" {
-		if cur, ok := g.static[*instanceID]; ok && cur != memberID {
-			return nil, ec(kproto.CodeFencedInstanceID)
-		}
-	}
-	m := g.members[memberID]
-	if m == nil {
-		return nil, ec(kproto.CodeUnknownMemberID)
-	}
-	if generation != g.generation {
-		return m, ec(kproto.CodeIllegalGeneration)
-	}
-	return m, 0
 }

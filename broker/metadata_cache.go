@@ -55,6 +55,9 @@ func (mc *metadataCache) update(req *kmsg.UpdateMetadataRequest) {
 		// v1+ carries host and port in the endpoints only: those of the
 		// PLAINTEXT listener, else the first, as the registration's.
 		info := brokerInfo{id: lb.ID, host: lb.Host, port: lb.Port, endpoints: map[string]hostPort{}}
+		if lb.Rack != nil {
+			info.rack = *lb.Rack
+		}
 		plaintext := false
 		for i, ep := range lb.Endpoints {
 			info.endpoints[ep.ListenerName] = hostPort{ep.Host, ep.Port}

@@ -125,9 +125,10 @@ func (b *Broker) ensureOffsetsTopic() {
 
 // offsetsLeadershipChanged unloads the groups of the offsets partitions
 // this broker no longer leads, so they answer NOT_COORDINATOR and the
-// next leader loads them from ZooKeeper; groups of partitions that now
-// lead here are loaded on first use (lookup). Called by applyTopic with
-// cluster.applyMu held, after the roles are given.
+// next leader loads them from ZooKeeper; the groups of partitions that
+// now lead here are loaded in the background (startLoads,
+// group_load.go). Called by applyTopic with cluster.applyMu held, after
+// the roles are given.
 func (c *coordinator) offsetsLeadershipChanged(t *topic) {
 	for _, g := range c.loadedGroups() {
 		p := offsetsPartitionOf(g.name, len(t.parts))
@@ -137,4 +138,5 @@ func (c *coordinator) offsetsLeadershipChanged(t *topic) {
 		c.b.log.Info("group coordinator moved away", "group", g.name, "partition", p)
 		c.unload(g.name)
 	}
+	c.startLoads(t)
 }

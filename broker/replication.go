@@ -31,13 +31,18 @@ type replication struct {
 	// replication-offset-checkpoint (by dir; loaded on first use, under
 	// cluster.applyMu).
 	hws map[string]map[replica.TopicPartition]int64
+
+	// throttle is the replication quotas (throttle.go).
+	throttle throttles
 }
 
 func (b *Broker) initReplication() {
 	rc := &b.cfg.Replication
+	b.initThrottles()
 	b.repl.fetchers = replica.NewFetchers(replica.FetcherConfig{Self: b.cfg.BrokerID, WaitMax: rc.FetchWaitMax,
 		Backoff: rc.FetchBackoff, MaxBytes: rc.FetchMaxBytes, ResponseMaxBytes: rc.FetchResponseMaxBytes,
-		Addr: b.interBrokerAddr, ClientOpts: b.interBrokerClientOpts(), Go: b.goTracked, Log: b.log})
+		Addr: b.interBrokerAddr, ClientOpts: b.interBrokerClientOpts(), Go: b.goTracked, Log: b.log,
+		Throttle: b.repl.throttle.follower, Throttled: b.followerThrottled})
 	b.repl.isr.pending = map[*partition]bool{}
 	b.repl.isrWake = make(chan struct{}, 1)
 	b.repl.hws = map[string]map[replica.TopicPartition]int64{}

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"fmt"
 	"math"
 	"time"
 )
@@ -29,14 +30,26 @@ type ReplicationConfig struct {
 	// (1000): how many fetch sessions (fetch_session.go) the broker keeps,
 	// followers' and consumers'.
 	FetchSessionCacheSlots int32
+	// ReplicaSelector is replica.selector.class: "" (Kafka's default:
+	// consumers read from leaders only) or RackAwareReplicaSelector
+	// (KIP-392, fetch_replica.go).
+	ReplicaSelector string
+	// QuotaWindows and QuotaWindowSize are replication.quota.window.num
+	// (11) and replication.quota.window.size.seconds (1 s): the samples
+	// the replication throttles measure rates over (throttle.go).
+	QuotaWindows    int32
+	QuotaWindowSize time.Duration
 }
+
+// RackAwareReplicaSelector is the one replica.selector.class served.
+const RackAwareReplicaSelector = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
 
 // DefaultReplicationConfig is Kafka's defaults.
 func DefaultReplicationConfig() ReplicationConfig {
 	return ReplicationConfig{LagTimeMax: 30 * time.Second,
 		FetchWaitMax: 500 * time.Millisecond, FetchBackoff: time.Second, FetchMaxBytes: 1 << 20,
 		FetchResponseMaxBytes: 10 << 20, HighWatermarkCheckpointInterval: 5 * time.Second,
-		FetchSessionCacheSlots: 1000}
+		FetchSessionCacheSlots: 1000, QuotaWindows: 11, QuotaWindowSize: time.Second}
 }
 
 // parseProperty applies one replication key; ok reports whether it is one.
@@ -58,6 +71,17 @@ func (c *ReplicationConfig) parseProperty(k, v string) (ok bool, err error) {
 		err = millisIn(v, 1, math.MaxInt64, &c.HighWatermarkCheckpointInterval)
 	case "max.incremental.fetch.session.cache.slots":
 		err = intIn(v, 0, math.MaxInt32, &c.FetchSessionCacheSlots)
+	case "replica.selector.class":
+		if v != "" && v != RackAwareReplicaSelector {
+			err = fmt.Errorf("replica.selector.class %q is not served: only %s (or none)", v, RackAwareReplicaSelector)
+		}
+		c.ReplicaSelector = v
+	case "replication.quota.window.num":
+		err = intIn(v, 1, math.MaxInt32, &c.QuotaWindows)
+	case "replication.quota.window.size.seconds":
+		var secs int32
+		err = intIn(v, 1, math.MaxInt32, &secs)
+		c.QuotaWindowSize = time.Duration(secs) * time.Second
 	default:
 		return false, nil
 	}

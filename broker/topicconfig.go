@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkafka/zkafka/broker/replica"
 	"github.com/zkafka/zkafka/store/segment"
 )
 
@@ -44,7 +45,15 @@ var topicConfigDefs = []topicConfigDef{
 	{"min.cleanable.dirty.ratio", "log.cleaner.min.cleanable.ratio", storedDefault("min.cleanable.dirty.ratio"), checkRatio},
 	{"min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms", storedDefault("min.compaction.lag.ms"), checkInt(0, math.MaxInt64)},
 	{"max.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms", storedDefault("max.compaction.lag.ms"), checkInt(1, math.MaxInt64)},
+	// The replication throttles' partitions (throttle.go) have no broker
+	// key: their default is the empty list.
+	{"leader.replication.throttled.replicas", "", noBrokerDefault, replica.CheckThrottledReplicas},
+	{"follower.replication.throttled.replicas", "", noBrokerDefault, replica.CheckThrottledReplicas},
 }
+
+// noBrokerDefault is the brokerDflt of a topic config without a broker
+// key: Kafka's default, the empty string.
+func noBrokerDefault(*Config) string { return "" }
 
 // storedTopicDefaults are the Kafka defaults of the topic configs that
 // Config has no field for; server.properties may set them under their
@@ -71,7 +80,7 @@ func storedDefault(name string) func(c *Config) string {
 // otherwise).
 func topicDefaultForBrokerKey(k string) *topicConfigDef {
 	for i := range topicConfigDefs {
-		if d := &topicConfigDefs[i]; d.brokerKey == k && storedTopicDefaults[d.name] != "" {
+		if d := &topicConfigDefs[i]; k != "" && d.brokerKey == k && storedTopicDefaults[d.name] != "" {
 			return d
 		}
 	}
@@ -206,6 +215,9 @@ type topicConfig struct {
 	flushMessages  int64 // 0 = never by count
 	flushInterval  time.Duration
 	compaction     compactionConfig // cleaner_config.go
+	// leaderThrottled and followerThrottled are the partitions this
+	// broker throttles as leader and as follower (throttle.go).
+	leaderThrottled, followerThrottled replica.Throttled
 }
 
 // effectiveConfig combines c's defaults with overrides (already validated).
@@ -240,6 +252,8 @@ func effectiveConfig(c *Config, overrides map[string]string) *topicConfig {
 		tc.flushInterval = time.Duration(n) * time.Millisecond
 	}
 	tc.compaction = parseCompaction(get)
+	tc.leaderThrottled = replica.ParseThrottledReplicas(get("leader.replication.throttled.replicas"), c.BrokerID)
+	tc.followerThrottled = replica.ParseThrottledReplicas(get("follower.replication.throttled.replicas"), c.BrokerID)
 	return tc
 }
 

@@ -15,6 +15,8 @@ type BrokerInfo struct {
 	// Epoch is the czxid of /brokers/ids/{id} (KIP-380's broker epoch).
 	Epoch     int64
 	Endpoints []Endpoint
+	// Rack is the broker's rack ("" for none), sent on in UpdateMetadata.
+	Rack string
 }
 
 // Endpoint is one listener of a broker.
@@ -42,7 +44,7 @@ func ParseBrokerZNode(data []byte, epoch int64) (BrokerInfo, error) {
 	if err := json.Unmarshal(data, &z); err != nil {
 		return BrokerInfo{}, err
 	}
-	info := BrokerInfo{Epoch: epoch}
+	info := BrokerInfo{Epoch: epoch, Rack: z.Rack}
 	for _, s := range z.Endpoints {
 		name, addr, ok := strings.Cut(s, "://")
 		h, p, err := net.SplitHostPort(addr)

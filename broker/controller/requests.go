@@ -140,6 +140,9 @@ func (c *Controller) updateMetadata(s Send, epoch int32, brokerEpoch int64) *kms
 		}
 		lb := kmsg.NewUpdateMetadataRequestLiveBroker()
 		lb.ID = id
+		if r := c.brokers[id].Rack; r != "" {
+			lb.Rack = &r
+		}
 		for _, ep := range c.brokers[id].Endpoints {
 			e := kmsg.NewUpdateMetadataRequestLiveBrokerEndpoint()
 			e.Host, e.Port, e.ListenerName, e.SecurityProtocol = ep.Host, ep.Port, ep.Listener, securityProtocolID(ep.Protocol)

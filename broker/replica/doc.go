@@ -10,6 +10,9 @@
 //	truncate.go      the divergence check (leader) and truncation rules (follower)
 //	fetcher.go       Fetchers: one goroutine per leader broker, kgo Fetch v13 requests
 //	hwcheckpoint.go  replication-offset-checkpoint, the high watermarks of a log dir
+//	selector.go      RackAwareReplicaSelector (KIP-392): the preferred read replica
+//	quota.go         replication quotas (KIP-73): Kafka's SimpleRate meter, the bound,
+//	                 the throttled-replicas lists
 //
 // # Roles
 //

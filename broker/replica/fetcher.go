@@ -60,6 +60,14 @@ type FetcherConfig struct {
 	// Go starts a tracked goroutine (false once the broker shuts down).
 	Go  func(name string, fn func()) bool
 	Log *slog.Logger
+	// Throttle is follower.replication.throttled.rate and Throttled the
+	// partitions it applies to (follower.replication.throttled.replicas;
+	// nil: none): a throttled partition that has not caught up with the
+	// leader's high watermark is left out of fetches while the rate of
+	// the throttled partitions' fetched bytes is over the bound (Kafka's
+	// ReplicaFetcherThread.shouldFollowerThrottle).
+	Throttle  *Quota
+	Throttled func(TopicPartition) bool
 }
 
 // Fetchers are the follower fetchers: one goroutine per leader broker,
@@ -137,6 +145,10 @@ type fetchEntry struct {
 	// quick counts the short pauses in a row (pause); an answer applied
 	// resets it.
 	quick int
+	// inSync: the last answer applied left the partition at the leader's
+	// high watermark (Kafka's PartitionFetchState.isReplicaInSync); a
+	// partition in sync is never throttled.
+	inSync bool
 }
 
 // fetcher fetches from one leader broker.
@@ -292,6 +304,12 @@ func (f *fetcher) build(now time.Time, interrupt context.CancelFunc) (*kmsg.Fetc
 		if !ok {
 			continue
 		}
+		if f.throttled(tp, e, now) {
+			if d := now.Add(cfg.Backoff); next.IsZero() || d.Before(next) {
+				next = d // look again after a backoff, as Kafka's empty fetch
+			}
+			continue
+		}
 		if locals[pos.TopicID] == nil {
 			locals[pos.TopicID] = map[int32]fetched{}
 		}
@@ -366,6 +384,7 @@ func (f *fetcher) apply(kresp kmsg.Response, locals map[[16]byte]map[int32]fetch
 			if !ok {
 				continue
 			}
+			f.recordThrottled(fd, rp)
 			if err := f.applyPartition(fd, rp); err != nil {
 				// Leadership changes bring stale answers and partition
 				// errors (logged at debug level); others are worth a warning.
@@ -376,8 +395,10 @@ func (f *fetcher) apply(kresp kmsg.Response, locals map[[16]byte]map[int32]fetch
 				f.backoff(fd, f.pause(fd, err))
 				continue
 			}
+			pos, _ := fd.local.Position()
 			f.mu.Lock()
 			fd.entry.quick = 0
+			fd.entry.inSync = rp.HighWatermark <= pos.LEO
 			f.mu.Unlock()
 		}
 	}
@@ -513,5 +534,20 @@ func (f *fetcher) backoffAll(locals map[[16]byte]map[int32]fetched) {
 		for _, fd := range m {
 			f.backoff(fd, f.fs.cfg.Backoff)
 		}
+	}
+}
+
+// throttled reports whether e's partition waits for the follower
+// throttle. f.mu must be held.
+func (f *fetcher) throttled(tp TopicPartition, e *fetchEntry, now time.Time) bool {
+	cfg := &f.fs.cfg
+	return cfg.Throttled != nil && !e.inSync && cfg.Throttled(tp) && cfg.Throttle.Exceeded(now)
+}
+
+// recordThrottled counts a throttled partition's fetched bytes, in sync or
+// not (Kafka: all throttled traffic counts against the quota).
+func (f *fetcher) recordThrottled(fd fetched, rp *kmsg.FetchResponseTopicPartition) {
+	if cfg := &f.fs.cfg; cfg.Throttled != nil && len(rp.RecordBatches) > 0 && cfg.Throttled(fd.tp) {
+		cfg.Throttle.Record(int64(len(rp.RecordBatches)), time.Now())
 	}
 }

@@ -27,11 +27,17 @@ type ClusterIDZNode struct {
 type BrokerZNode struct {
 	ListenerSecurityProtocolMap map[string]string `json:"listener_security_protocol_map"`
 	Endpoints                   []string          `json:"endpoints"`
-	JMXPort                     int               `json:"jmx_port"`
-	Host                        string            `json:"host"`
-	Timestamp                   string            `json:"timestamp"`
-	Port                        int               `json:"port"`
-	Version                     int               `json:"version"`
+	// Rack is broker.rack, absent when the broker has none (as Kafka's
+	// BrokerIdZNode.encode writes it from version 3).
+	Rack string `json:"rack,omitempty"`
+	// Features are the broker's supported features (version 5): {} from
+	// a ZooKeeper-mode broker, as Kafka 3.7 writes them.
+	Features  map[string]any `json:"features"`
+	JMXPort   int            `json:"jmx_port"`
+	Host      string         `json:"host"`
+	Timestamp string         `json:"timestamp"`
+	Port      int            `json:"port"`
+	Version   int            `json:"version"`
 }
 
 type TopicZNode struct {

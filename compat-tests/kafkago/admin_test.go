@@ -170,7 +170,7 @@ func TestZNodesLookLikeKafka(t *testing.T) {
 		t.Errorf("/cluster/id = %v", cid)
 	}
 	br := get("/brokers/ids/0")
-	keys("/brokers/ids/0", br, "version", "host", "port", "endpoints", "listener_security_protocol_map", "jmx_port", "timestamp")
+	keys("/brokers/ids/0", br, "version", "host", "port", "endpoints", "listener_security_protocol_map", "jmx_port", "timestamp", "features")
 	if br["version"] != 5.0 || br["endpoints"].([]any)[0] != "PLAINTEXT://"+e.Addr || br["jmx_port"] != -1.0 {
 		t.Errorf("/brokers/ids/0 = %v", br)
 	}
