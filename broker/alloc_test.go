@@ -173,3 +173,32 @@ func TestConnRequestAllocs(t *testing.T) {
 
 // maxConnFetchAllocs: segment.sendFile's closures and the file's RawConn.
 const maxConnFetchAllocs = 4
+
+// TestParkedFetchAllocs: a consumer's fetch at the log end parks (long
+// poll) and answers empty at max_wait without allocating: the wake-up
+// channel, timer and parked list are the connection's.
+func TestParkedFetchAllocs(t *testing.T) {
+	b, _ := newTestBroker(t)
+	c := allocConn(b)
+	req := kmsg.NewPtrFetchRequest()
+	req.Version, req.ReplicaID, req.MaxBytes, req.MinBytes, req.MaxWaitMillis = 4, -1, 1<<20, 1, 1
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = "t"
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.PartitionMaxBytes = 1 << 20
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	body := req.AppendTo(nil)
+	hdr := kproto.RequestHeader{APIKey: kproto.KeyFetch, APIVersion: 4, CorrelationID: 1}
+	run := func() {
+		resp, err := handleFetch(c, &hdr, body)
+		if err != nil || resp == nil || len(resp.ranges) != 0 {
+			t.Fatal(err)
+		}
+		resp.release()
+	}
+	run()
+	if allocs := testing.AllocsPerRun(50, run); allocs > 0 {
+		t.Errorf("parked fetch: %.1f allocs per request, want 0", allocs)
+	}
+}
