@@ -44,9 +44,14 @@ import (
 // Nothing of the request's bytes is kept across the wait beyond the
 // handler's return (they may be a reused mapping, doc.go).
 // The internal topic __consumer_offsets is refused with
-// INVALID_TOPIC_EXCEPTION, as Kafka's ReplicaManager does for clients.
-// Transactional produce (a transactional id) is refused per partition with
-// TRANSACTIONAL_ID_AUTHORIZATION_FAILED: there is no transaction coordinator.
+// INVALID_TOPIC_EXCEPTION, as Kafka's ReplicaManager does for clients;
+// control batches (transaction markers) with INVALID_RECORD: only
+// coordinators write them (WriteTxnMarkers).
+// Transactional produce (partition_txn_produce.go): the transactional id
+// must be authorized (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), and a batch
+// opening a transaction on a partition is verified with the coordinator
+// first (KIP-890; INVALID_TXN_STATE when the partition is not in the
+// transaction).
 // Not implemented: per-record errors (v8 record_errors), throttling.
 
 func init() { regKey(kproto.KeyProduce, 0, kproto.ProduceMaxVersion, handleProduce) }
@@ -63,18 +68,26 @@ func handleProduce(c *conn, hdr *kproto.RequestHeader, body []byte) (*response, 
 	resp.Topics = resize2(resp.Topics, len(req.Topics))
 	c.produceWaits = c.produceWaits[:0]
 	failed := false
+	txnDenied := c.txnProduceDenied(req)
+	var verdicts map[string]map[int32]produceVerdict
+	if !txnDenied {
+		verdicts = c.verifyProduce(req)
+	}
 	for i := range req.Topics {
 		rt := &req.Topics[i]
 		t := c.b.cluster.topic(rt.Topic)
 		out := &resp.Topics[i]
 		out.Topic = rt.Topic
 		out.Partitions = resize2(out.Partitions, len(rt.Partitions))
-		denied := req.TransactionID == nil && !c.allowedTopic(authz.OpWrite, rt.Topic)
+		denied := !c.allowedTopic(authz.OpWrite, rt.Topic)
 		for j := range rt.Partitions {
 			rp := &rt.Partitions[j]
 			pr, w := deniedProduce(rp.Partition), produceWait{}
-			if !denied {
-				pr, w = c.producePartition(req, t, rp, now)
+			switch {
+			case txnDenied:
+				pr.ErrorCode = codeTransactionalIDAuthorizationFailed
+			case !denied:
+				pr, w = c.producePartition(req, t, rp, now, verdicts[rt.Topic][rp.Partition])
 			}
 			failed = failed || pr.ErrorCode != kproto.CodeNone
 			out.Partitions[j] = pr
@@ -157,7 +170,7 @@ type produceWait struct {
 
 // producePartition validates and appends one partition's records; w is
 // what an acks=all answer waits for.
-func (c *conn) producePartition(req *kproto.ProduceRequest, t *topic, rp *kproto.ProducePartition, now time.Time) (_ kproto.ProducePartitionResponse, w produceWait) {
+func (c *conn) producePartition(req *kproto.ProduceRequest, t *topic, rp *kproto.ProducePartition, now time.Time, verdict produceVerdict) (_ kproto.ProducePartitionResponse, w produceWait) {
 	out := kproto.ProducePartitionResponse{Partition: rp.Partition, BaseOffset: -1, LogAppendTime: -1, LogStartOffset: -1}
 	fail := func(code kproto.ErrorCode, format string, args ...any) (kproto.ProducePartitionResponse, produceWait) {
 		out.ErrorCode = code
@@ -172,8 +185,6 @@ func (c *conn) producePartition(req *kproto.ProduceRequest, t *topic, rp *kproto
 		return fail(kproto.CodeInvalidRequiredAcks, "")
 	case t == nil || rp.Partition < 0 || int(rp.Partition) >= len(t.replicas):
 		return fail(kproto.CodeUnknownTopicOrPartition, "")
-	case req.TransactionID != nil:
-		return fail(codeTransactionalIDAuthorizationFailed, "transactions are not supported")
 	case isInternalTopic(t.name):
 		return fail(kproto.CodeInvalidTopicException, "Cannot append to internal topic %s", t.name)
 	}
@@ -198,6 +209,14 @@ func (c *conn) producePartition(req *kproto.ProduceRequest, t *topic, rp *kproto
 	}
 	if _, more := it.Next(); more || it.Err() != nil {
 		return fail(invalid, "Produce requests are only allowed to contain exactly one record batch")
+	}
+	switch {
+	case batch.Control():
+		return fail(invalid, "Clients are not allowed to write control records")
+	case batch.Transactional() && req.TransactionID == nil:
+		return fail(codeTransactionalIDAuthorizationFailed, "a transactional batch needs a transactional id")
+	case verdict.code != kproto.CodeNone:
+		return fail(verdict.code, "")
 	}
 	if max := part.cfg.Load().maxMessage; len(batch) > int(max) {
 		return fail(kproto.CodeMessageTooLarge, "The batch size %d is larger than max.message.bytes %d", len(batch), max)
@@ -227,7 +246,7 @@ func (c *conn) producePartition(req *kproto.ProduceRequest, t *topic, rp *kproto
 		}
 	}
 	before := part.log.NextOffset() // a retried duplicate answers an offset below it
-	res := part.appendBatch(batch, now)
+	res := part.appendChecked(batch, now, txnCheck{verify: req.TransactionID != nil && c.b.txnVerification(), guard: verdict.guard})
 	if res.code != kproto.CodeNone {
 		if res.msg != "" {
 			return fail(res.code, "%s", res.msg)

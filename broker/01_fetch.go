@@ -22,9 +22,9 @@ import (
 //   - limits: partition_max_bytes per partition and max_bytes (v3+) for
 //     the response; the first partition with data may exceed both by one
 //     batch (KIP-74), later partitions stop at the limits;
-//   - isolation: READ_COMMITTED reads up to the last stable offset, which
-//     is the high watermark here (no transactions); aborted transactions
-//     are an empty list for READ_COMMITTED, null otherwise;
+//   - isolation: READ_COMMITTED reads up to the last stable offset and
+//     reports the aborted transactions of the range returned
+//     (partition_txn_fetch.go); null for READ_UNCOMMITTED;
 //   - errors per partition: UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID
 //     for ids in v13), NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE,
 //     KAFKA_STORAGE_ERROR;
@@ -57,10 +57,12 @@ type fetchPart struct {
 	resp kproto.FetchPartitionResponse
 	rng  segment.FileRange // Len 0 when there are no records
 	part *partition        // nil on error
-	// hw is the bound read up to: the high watermark for consumers, the
-	// log end for followers; a long poll wakes when it moves.
-	hw       int64
-	follower bool
+	// hw is the bound read up to: the high watermark for consumers (the
+	// last stable offset at read_committed), the log end for followers; a
+	// long poll wakes when it moves.
+	hw        int64
+	follower  bool
+	isolation int8
 	// omit: an incremental session's answer leaves the partition out.
 	omit bool
 	// throttled: a follower fetch of a leader-throttled partition, whose
@@ -73,7 +75,7 @@ func (fp *fetchPart) bound() int64 {
 	if fp.follower {
 		return fp.part.log.NextOffset()
 	}
-	return fp.part.highWatermark()
+	return fp.part.consumerBound(fp.isolation)
 }
 
 // fetchState is the per-connection scratch of the fetch path.
@@ -196,11 +198,12 @@ func (c *conn) fetchPartition(req *kproto.FetchRequest, t *topic, rp *kproto.Fet
 		}
 		return
 	}
-	fp.part, fp.follower = part, follower
+	fp.part, fp.follower, fp.isolation = part, follower, req.IsolationLevel
 	leo, start := part.log.NextOffset(), part.log.StartOffset()
+	lso := part.lastStableOffset()
 	hw := part.highWatermark()
-	r.HighWatermark, r.LastStableOffset, r.LogStartOffset = hw, hw, start
-	if req.IsolationLevel == 1 {
+	r.HighWatermark, r.LastStableOffset, r.LogStartOffset = hw, min(lso, hw), start
+	if req.IsolationLevel == isolationReadCommitted {
 		r.AbortedTransactions = []kproto.FetchAbortedTransaction{}
 	}
 	if follower && req.Version >= 12 {
@@ -219,12 +222,13 @@ func (c *conn) fetchPartition(req *kproto.FetchRequest, t *topic, rp *kproto.Fet
 		r.PreferredReadReplica, fp.hw = id, hw // KIP-392: no records; answered at once
 		return
 	}
-	// Consumers read up to the high watermark, followers to the log end.
-	bound := hw
+	// Consumers read up to the high watermark (read_committed: the last
+	// stable offset), followers to the log end.
+	bound := min(hw, part.consumerBound(req.IsolationLevel))
 	if follower {
 		part.followerFetched(req.ReplicaID, rp.FetchOffset, rp.LogStartOffset, time.Now())
 		hw = part.highWatermark()
-		r.HighWatermark, r.LastStableOffset = hw, hw
+		r.HighWatermark, r.LastStableOffset = hw, min(part.lastStableOffset(), hw)
 		bound = leo
 	}
 	fp.hw = bound
@@ -245,6 +249,9 @@ func (c *conn) fetchPartition(req *kproto.FetchRequest, t *topic, rp *kproto.Fet
 		rng.Release() // only the first partition with data may exceed the limits
 	default:
 		fp.rng = rng
+		if req.IsolationLevel == isolationReadCommitted && !follower {
+			r.AbortedTransactions = part.abortedInRange(rp.FetchOffset, rng.NextOffset)
+		}
 	}
 }
 

@@ -10,8 +10,9 @@ import (
 
 // ListOffsets (key 2), v0-7, kproto's hand-written codec.
 //
-//   - timestamp -1 (latest): the high watermark (= last stable offset for
-//     READ_COMMITTED, no transactions); -2 (earliest): the log start offset;
+//   - timestamp -1 (latest): the high watermark; the last stable offset
+//     for READ_COMMITTED (isolation level 1, v2+); -2 (earliest): the log
+//     start offset;
 //   - -3 (max timestamp, v7): the offset and timestamp of the batch with
 //     the largest max timestamp; found by reading batch headers, so it
 //     costs a scan of the log's headers (rarely used: kafka-get-offsets);
@@ -69,7 +70,7 @@ func (c *conn) listOffset(req *kproto.ListOffsetsRequest, t *topic, rp *kproto.L
 	var err error
 	switch rp.Timestamp {
 	case -1:
-		out.Offset = part.highWatermark()
+		out.Offset = part.consumerBound(req.IsolationLevel)
 		if req.ReplicaID >= 0 {
 			out.Offset = part.log.NextOffset() // a follower's (or a debugging) request: the log end, as Kafka
 		}

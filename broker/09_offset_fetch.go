@@ -17,8 +17,9 @@ import (
 // -1 and no error. v2+ fetch every committed partition when topics is
 // null, and carry a top-level error; v5 adds the leader epoch; v8 asks
 // for several groups at once. v0-1 put group-level errors in every
-// partition. require_stable (v7) is accepted: there are no pending
-// transactional commits.
+// partition. With require_stable (v7+) a partition whose offset is
+// pending in an open transaction (TxnOffsetCommit, txn_offsets.go)
+// answers UNSTABLE_OFFSET_COMMIT, as Kafka (KIP-447).
 
 func init() { regKey(kproto.KeyOffsetFetch, 0, 8, groupHandler(handleOffsetFetch)) }
 
@@ -51,7 +52,9 @@ func handleOffsetFetch(r groupRequest, req *kmsg.OffsetFetchRequest) kmsg.Respon
 					topics = append(topics, fetchTopic{t.Topic, t.Partitions})
 				}
 			}
+			unstable := r.c.b.unstableBefore(rg.Group, req.RequireStable)
 			code, out := r.c.fetchOffsetsAuthorized(rg.Group, topics)
+			unstable.mark(out)
 			g := kmsg.NewOffsetFetchResponseGroup()
 			g.Group, g.ErrorCode = rg.Group, code
 			for _, t := range out {
@@ -76,7 +79,9 @@ func handleOffsetFetch(r groupRequest, req *kmsg.OffsetFetchRequest) kmsg.Respon
 			topics = append(topics, fetchTopic{t.Topic, t.Partitions})
 		}
 	}
+	unstable := r.c.b.unstableBefore(req.Group, req.RequireStable)
 	code, out := r.c.fetchOffsetsAuthorized(req.Group, topics)
+	unstable.mark(out)
 	if code != 0 && req.Version < 2 {
 		// No top-level error field: every partition carries it.
 		out = nil

@@ -10,8 +10,10 @@ import (
 // Group keys (type 0) are answered with the leader of the group's
 // partition of __consumer_offsets (coordinatorFor, offsets_topic.go),
 // which the first FindCoordinator creates; COORDINATOR_NOT_AVAILABLE
-// while it is created or the partition has no leader. Transaction keys (type 1)
-// get COORDINATOR_NOT_AVAILABLE: there is no transaction coordinator.
+// while it is created or the partition has no leader. Transaction keys
+// (type 1) likewise with the leader of the id's partition of
+// __transaction_state (txnCoordinatorFor, txn_state_topic.go). Other key
+// types are INVALID_REQUEST.
 // v4 batches keys (coordinator_keys); v0-3 use the single key.
 
 func init() { regKey(kproto.KeyFindCoordinator, 0, 4, kmsgHandler(handleFindCoordinator)) }
@@ -22,11 +24,17 @@ func handleFindCoordinator(c *conn, req *kmsg.FindCoordinatorRequest) (kmsg.Resp
 		if code := c.coordinatorDenied(keyType, key); code != 0 {
 			return code, -1, "", -1, kerrMessage(code)
 		}
-		if keyType != 0 {
-			m := "transactions are not supported"
-			return int16(kproto.CodeCoordinatorNotAvailable), -1, "", -1, &m
+		var br brokerInfo
+		var kc kproto.ErrorCode
+		switch keyType {
+		case 0:
+			br, kc = c.b.coordinatorFor(key)
+		case 1:
+			br, kc = c.b.txnCoordinatorFor(key)
+		default:
+			m := "Unknown coordinator type"
+			return int16(kproto.CodeInvalidRequest), -1, "", -1, &m
 		}
-		br, kc := c.b.coordinatorFor(key)
 		if kc != kproto.CodeNone {
 			return int16(kc), -1, "", -1, kerrMessage(int16(kc))
 		}

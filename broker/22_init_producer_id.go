@@ -15,9 +15,9 @@ import (
 
 // InitProducerId (key 22), v0-4, via kmsg.
 //
-// Idempotent producers only: a request with a transactional id gets
-// TRANSACTIONAL_ID_AUTHORIZATION_FAILED (there is no transaction
-// coordinator). Producer ids come from blocks of 1000 reserved in
+// With a transactional id it goes to the id's transaction coordinator
+// (initTransactional, txn_init.go); without, the producer is only
+// idempotent. Producer ids come from blocks of 1000 reserved in
 // /latest_producer_id_block with a versioned write, as Kafka's ZooKeeper
 // ProducerIdManager does, so ids are unique across brokers and restarts.
 // A request carrying an existing producer id and epoch (v3+, KIP-360) gets
@@ -39,7 +39,7 @@ func handleInitProducerID(c *conn, req *kmsg.InitProducerIDRequest) (kmsg.Respon
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if req.TransactionalID != nil {
-		resp.ErrorCode = int16(codeTransactionalIDAuthorizationFailed)
+		c.initTransactional(req, resp)
 		return resp, nil
 	}
 	if !c.allowedCluster(authz.OpIdempotentWrite) && !c.allowedOnSomeTopic(authz.OpWrite) {

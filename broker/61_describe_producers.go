@@ -13,9 +13,10 @@ import (
 // ReplicaManager.activeProducerState: the idempotent producers of each
 // partition this broker holds a replica of (leader or follower, as
 // Kafka: the admin client asks the leader): producer id, epoch, the
-// sequence of its last record and the max timestamp of its last batch.
-// There are no transactions, so coordinator_epoch and
-// current_txn_start_offset are -1. Per partition:
+// sequence of its last record and the max timestamp of its last batch,
+// the coordinator epoch of its last transaction marker and the first
+// offset of its open transaction (-1: none; producers known only by a
+// marker are listed with last sequence -1). Per partition:
 // TOPIC_AUTHORIZATION_FAILED without READ on the topic,
 // UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER where this broker
 // holds no replica.
@@ -54,17 +55,23 @@ func handleDescribeProducers(c *conn, req *kmsg.DescribeProducersRequest) (kmsg.
 // (-1 if it is gone).
 func (p *partition) describeProducers() []kmsg.DescribeProducersResponseTopicPartitionActiveProducer {
 	type last struct {
-		pid    int64
-		epoch  int16
-		seq    int32
-		offset int64
+		pid         int64
+		epoch       int16
+		seq         int32
+		offset      int64
+		coordinator int32
+		txnStart    int64
 	}
 	var lasts []last
 	p.mu.Lock()
 	for pid, st := range p.mu.producers {
+		l := last{pid, st.epoch, -1, -1, st.coordinatorEpoch, st.txnFirst}
 		if b := st.last(); b != nil {
-			lasts = append(lasts, last{pid, st.epoch, b.lastSeq, b.firstOffset})
+			l.seq, l.offset = b.lastSeq, b.firstOffset
+		} else if st.txnFirst < 0 && st.coordinatorEpoch < 0 {
+			continue
 		}
+		lasts = append(lasts, l)
 	}
 	p.mu.Unlock()
 	slices.SortFunc(lasts, func(a, b last) int { return cmp.Compare(a.pid, b.pid) })
@@ -72,7 +79,10 @@ func (p *partition) describeProducers() []kmsg.DescribeProducersResponseTopicPar
 	for _, l := range lasts {
 		ap := kmsg.NewDescribeProducersResponseTopicPartitionActiveProducer()
 		ap.ProducerID, ap.ProducerEpoch, ap.LastSequence = l.pid, int32(l.epoch), l.seq
-		ap.LastTimestamp, ap.CoordinatorEpoch, ap.CurrentTxnStartOffset = p.batchMaxTimestamp(l.offset, l.pid), -1, -1
+		ap.LastTimestamp, ap.CoordinatorEpoch, ap.CurrentTxnStartOffset = -1, l.coordinator, l.txnStart
+		if l.offset >= 0 {
+			ap.LastTimestamp = p.batchMaxTimestamp(l.offset, l.pid)
+		}
 		out = append(out, ap)
 	}
 	return out

@@ -171,6 +171,7 @@ func TestAdvertisedVersions(t *testing.T) {
 		56: {0, 3},                                     // AlterPartition
 		21: {0, 2}, 35: {0, 4}, 61: {0, 0}, 75: {0, 0}, // DeleteRecords, DescribeLogDirs, DescribeProducers, DescribeTopicPartitions
 		43: {0, 2}, 45: {0, 0}, 46: {0, 0}, // ElectLeaders, partition reassignments
+		24: {0, 5}, 25: {0, 3}, 26: {0, 3}, 27: {0, 1}, 28: {0, 3}, 65: {0, 0}, 66: {0, 1}, // transactions
 		48: {0, 1}, 49: {0, 1}, // client quotas
 	}
 	got := advertisedVersions()

@@ -139,7 +139,7 @@ func (c *logCleaner) grab() (*partition, compact.Plan) {
 			if !cc.compact {
 				continue
 			}
-			plan := compact.PlanLog(p.log.ClosedSegments(), p.log.StartOffset(), c.checkpointLocked(p), now, cc.minLag, cc.maxLag)
+			plan := compact.PlanLog(p.stableSegments(), p.log.StartOffset(), c.checkpointLocked(p), now, cc.minLag, cc.maxLag)
 			if !plan.Cleanable(cc.minRatio) {
 				continue
 			}

@@ -57,7 +57,7 @@ func TestCompactedProduce(t *testing.T) {
 		if err := req.Decode(v, body); err != nil {
 			t.Fatal(err)
 		}
-		pr, _ := c.producePartition(req, b.cluster.topic("t"), &req.Topics[0].Partitions[0], b.now())
+		pr, _ := c.producePartition(req, b.cluster.topic("t"), &req.Topics[0].Partitions[0], b.now(), produceVerdict{})
 		return pr.ErrorCode
 	}
 	if code := produce(9, keyedBatch([]byte("k"))); code != kproto.CodeNone {

@@ -309,6 +309,9 @@ func (b *Broker) applyTopic(t *topic) error {
 	if t.name == offsetsTopic && b.groups != nil {
 		b.groups.offsetsLeadershipChanged(t)
 	}
+	if t.name == transactionTopic && b.txns != nil {
+		b.txns.leadershipChanged(t)
+	}
 	if old != nil {
 		// Replicas this broker no longer holds (a reassignment) are
 		// closed; their data stays.

@@ -64,6 +64,10 @@ type Config struct {
 	DefaultReplicationFactor int16 // default.replication.factor (1)
 	AutoCreateTopics         bool  // auto.create.topics.enable (true)
 	DeleteTopicEnable        bool  // delete.topic.enable (true)
+	// TxnPartitionVerification is transaction.partition.verification.enable
+	// (true): KIP-890 verification of transactional produce (partition_txn_verify.go);
+	// a dynamic broker config overrides it (Broker.txnVerification).
+	TxnPartitionVerification bool
 
 	LogSegmentBytes          int64         // log.segment.bytes (1 GiB)
 	LogRollTime              time.Duration // log.roll.ms / log.roll.hours (7 days)
@@ -84,6 +88,8 @@ type Config struct {
 	QueuedMaxRequestBytes int64
 
 	Groups GroupConfig // group.* and offsets.* (group_config.go)
+	// Txn is transaction.* and transactional.id.* (txn_config.go).
+	Txn TxnConfig
 	// Replication is replica.* (replication_config.go).
 	Replication ReplicationConfig
 
@@ -102,6 +108,17 @@ type Config struct {
 	// delay it, drop its connection or answer it (request_hook.go); no
 	// server.properties key sets it. Test harnesses use it.
 	RequestHook RequestHook
+	// InterBrokerDial, if set, opens this broker's connections to other
+	// brokers (and to itself) in place of a plain TCP dial
+	// (interbroker_dial.go); no server.properties key sets it. Test
+	// harnesses use it to route each pair of brokers through its own
+	// proxy.
+	InterBrokerDial InterBrokerDialer
+	// LogFS, if set, is the file system of the partition logs (nil: the
+	// operating system's); no server.properties key sets it. Test
+	// harnesses give a fault-injecting one (internal/faultfs) to lose
+	// unsynced writes at Kill (kill.go).
+	LogFS LogFileSystem
 
 	// topicDefaults are broker defaults of topic configs given in
 	// server.properties that Config has no field for (min.insync.replicas,
@@ -126,6 +143,7 @@ func DefaultConfig(dataDir string) Config {
 		DefaultReplicationFactor: 1,
 		AutoCreateTopics:         true,
 		DeleteTopicEnable:        true,
+		TxnPartitionVerification: true,
 		LogSegmentBytes:          1 << 30,
 		LogRollTime:              7 * 24 * time.Hour,
 		LogRetention:             168 * time.Hour,
@@ -136,6 +154,7 @@ func DefaultConfig(dataDir string) Config {
 		SocketRequestMaxBytes:    100 << 20,
 		QueuedMaxRequestBytes:    DefaultQueuedMaxRequestBytes,
 		Groups:                   DefaultGroupConfig(),
+		Txn:                      DefaultTxnConfig(),
 		Replication:              DefaultReplicationConfig(),
 		Metrics:                  DefaultMetricsConfig(),
 		SSL:                      DefaultSSLConfig(),
@@ -224,6 +243,8 @@ func parseProperties(r io.Reader, log *slog.Logger, kafkaOpts string) (Config, e
 			cfg.AutoCreateTopics, err = p.Bool()
 		case "delete.topic.enable":
 			cfg.DeleteTopicEnable, err = p.Bool()
+		case "transaction.partition.verification.enable":
+			cfg.TxnPartitionVerification, err = p.Bool()
 		case "log.segment.bytes":
 			// LegacyRecord.RECORD_OVERHEAD_V0, Kafka's minimum.
 			err = intIn(v, 14, math.MaxInt32, &cfg.LogSegmentBytes)
@@ -298,6 +319,9 @@ func applyOtherProperty(cfg *Config, p properties.Property, log *slog.Logger) er
 		return err
 	}
 	if ok, err := cfg.Groups.parseProperty(k, v); ok {
+		return err
+	}
+	if ok, err := cfg.Txn.parseProperty(k, v); ok {
 		return err
 	}
 	if ok, err := cfg.Metrics.parseProperty(k, v); ok {

@@ -138,6 +138,11 @@ func describeBrokerConfig(c *Config) []configEntry {
 			out = append(out, entryOf(d.brokerKey, brokerChain(c, d), dynamicTopicDefault(d.brokerKey) == nil))
 		}
 	}
+	vchain := []configSynonym{{txnVerificationKey, strconv.FormatBool(c.TxnPartitionVerification), sourceStaticBroker}}
+	if v, src, ok := c.dyn.lookup(txnVerificationKey); ok {
+		vchain = append([]configSynonym{{txnVerificationKey, v, src}}, vchain...)
+	}
+	out = append(out, entryOf(txnVerificationKey, vchain, false))
 	for _, k := range []string{"follower.replication.throttled.rate", "leader.replication.throttled.rate"} {
 		chain := []configSynonym{{k, strconv.FormatInt(1<<63-1, 10), sourceDefaultConfig}}
 		if v, src, ok := c.dyn.lookup(k); ok {

@@ -126,6 +126,14 @@ var brokerCases = []struct {
 	{"offsets.retention.minutes=0", "offsets.retention.minutes", nil},
 	{"offsets.retention.check.interval.ms=1000", "", func(c Config) bool { return c.Groups.OffsetsRetentionCheck == time.Second }},
 	{"offsets.retention.check.interval.ms=0", "offsets.retention.check.interval.ms", nil},
+	{"transaction.state.log.num.partitions=3\ntransaction.state.log.replication.factor=1", "", func(c Config) bool {
+		return c.Txn.StateLogPartitions == 3 && c.Txn.StateLogReplicationFactor == 1
+	}},
+	{"transaction.state.log.num.partitions=0", "transaction.state.log.num.partitions", nil},
+	{"transaction.max.timeout.ms=60000", "", func(c Config) bool { return c.Txn.MaxTimeout == time.Minute }},
+	{"transaction.max.timeout.ms=0", "transaction.max.timeout.ms", nil},
+	{"transactional.id.expiration.ms=1000", "", func(c Config) bool { return c.Txn.IDExpiration == time.Second }},
+	{"transaction.state.log.min.isr=x", "transaction.state.log.min.isr", nil},
 	{"log.cleanup.policy=delete", "", func(c Config) bool { return true }},
 	{"log.cleanup.policy=compact", "", func(c Config) bool { return effectiveConfig(&c, nil).compaction.compact }},
 	{"log.cleanup.policy=compact, delete", "", func(c Config) bool { cc := effectiveConfig(&c, nil).compaction; return cc.compact && cc.delete }},

@@ -23,8 +23,12 @@
 //	                opening with its version notes and registering its range (regKey)
 //	registry.go     the registry, dispatch rules, ApiVersions' table
 //	request_hook.go Config.RequestHook: a test harness's view of each request before its
-//	                handler (delay, drop the connection, or answer in its place); nil by default
-//	server.go       Broker, New/Serve/Shutdown, one accept loop per listener, tracked goroutines
+//	                handler (delay, drop the connection, or answer in its place); nil by default;
+//	                interbroker_dial.go Config.InterBrokerDial: a harness's dialer for the
+//	                broker's connections to other brokers (one proxy per pair); nil by default
+//	server.go       Broker, New/Serve/Shutdown, one accept loop per listener, tracked goroutines;
+//	                kill.go Kill, the stop of a killed process (no flush, no checkpoint), and
+//	                Config.LogFS, the partition logs' file system (a harness's faultfs)
 //	endpoints.go    the listeners registered in /brokers/ids, each client answered with its own
 //	config_tls.go   listener.security.protocol.map and ssl.*; config_listener_ssl.go the
 //	                listener.name.x.ssl.* overrides; tls.go each SSL listener's tls.Config;
@@ -68,6 +72,12 @@
 //	throttle.go     the replication throttles (KIP-73): leader/follower rates and
 //	                throttled replicas
 //	producers.go    idempotent producer sequence tracking
+//	partition_txn.go  transactions on a partition: open transactions, COMMIT/ABORT
+//	                markers (27_write_txn_markers.go writes them), the last stable
+//	                offset, the aborted index (store/segment's .txnindex);
+//	                partition_txn_fetch.go read_committed reads, partition_txn_produce.go
+//	                transactional produce, partition_txn_verify.go and
+//	                txn_partition_verify.go KIP-890 verification with the coordinator
 //	delete_records.go  DeleteRecords on a partition: the leader's log start, the followers'
 //	                log starts from their fetches, the low watermark the answer waits for
 //	producer_snapshot.go  Kafka's {offset}.snapshot producer state files (roll, clean close)
@@ -191,9 +201,11 @@
 //     fetch, ListOffsets and OffsetForLeaderEpoch are served from leaders
 //     only (NOT_LEADER_OR_FOLLOWER elsewhere), and appendBatch re-checks the
 //     role under partition.mu.
-//   - High watermark = last stable offset (no transactions) = the smallest
-//     log end offset of the ISR on a leader (broker/replica), raised only;
-//     consumers read up to it, followers to the log end. acks=1 answers
+//   - High watermark = the smallest log end offset of the ISR on a leader
+//     (broker/replica), raised only; consumers read up to it
+//     (read_committed: up to the last stable offset, min(first offset of
+//     an open or not yet replicated transaction, high watermark)),
+//     followers to the log end. acks=1 answers
 //     after the leader's append, acks=-1 when the high watermark passes
 //     the batch (or times out, or the ISR is below min.insync.replicas);
 //     fsync follows flush.messages / flush.ms (log.flush.interval.*), as
@@ -256,6 +268,25 @@
 // the notifications under /kafka-acl-changes and
 // /kafka-acl-extended-changes (zkmeta/acl.go), which every broker watches.
 //
+// # Transactions (coordinator)
+//
+// The transaction coordinator of a transactional id is the leader of its
+// partition of __transaction_state (txn_state_topic.go, created on the
+// first FindCoordinator key type 1 or transactional InitProducerId). Its
+// state machine is pure (package broker/txn: states, transitions, errors,
+// timers as an input); the shell (txn_coordinator.go) appends each state
+// change as Kafka's TransactionLogKey/Value record to that partition and
+// acts only once the high watermark passes it (txn_log.go), loads a
+// partition's transactions from its local log when it becomes leader
+// (COORDINATOR_LOAD_IN_PROGRESS meanwhile; NOT_COORDINATOR on the old
+// leader), and completes PrepareCommit/PrepareAbort by sending
+// WriteTxnMarkers to the partitions' leaders until each answered
+// (txn_markers.go). Offsets of TxnOffsetCommit wait in ZooKeeper under
+// /consumers/{group}/txn-offsets/{producer id} until the marker reaches
+// the group's partition of __consumer_offsets (txn_offsets.go). KIP-890
+// part 1 (verification) is served; part 2 (an epoch bump per
+// transaction, EndTxn v5) is not.
+//
 // # Shutdown
 //
 // Shutdown first asks the controller (ControlledShutdown, key 7, on its
@@ -268,7 +299,7 @@
 //
 // # Not implemented
 //
-// transactions, message format down-conversion (magic 0/1 produce gets
+// KIP-890 part 2, message format down-conversion (magic 0/1 produce gets
 // UNSUPPORTED_FOR_MESSAGE_FORMAT), dynamic broker configs other than the
 // topic-default log.* keys and the replication throttle rates
 // (dynamic_config.go, throttle.go), replica.selector.class other than

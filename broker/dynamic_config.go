@@ -32,7 +32,8 @@ import (
 // takes at once (every open topic's config is recomputed), and
 // leader.replication.throttled.rate / follower.replication.throttled.rate,
 // the replication throttles' rates (throttle.go; applied from this
-// broker's own entity only, as Kafka). Any other key is refused as Kafka refuses a key
+// broker's own entity only, as Kafka), and
+// transaction.partition.verification.enable (partition_txn_produce.go). Any other key is refused as Kafka refuses a key
 // that is not dynamic: "Cannot update these configs dynamically".
 
 // defaultBrokerEntity is the name of the cluster default's znode.
@@ -81,7 +82,9 @@ func dynamicTopicDefault(k string) *topicConfigDef {
 }
 
 // isDynamicBrokerKey reports whether k may be altered at run time.
-func isDynamicBrokerKey(k string) bool { return throttleKeys[k] || dynamicTopicDefault(k) != nil }
+func isDynamicBrokerKey(k string) bool {
+	return throttleKeys[k] || k == txnVerificationKey || dynamicTopicDefault(k) != nil
+}
 
 // brokerEntity is the znode name of a BROKER resource name.
 func brokerEntity(name string) string {
@@ -121,6 +124,9 @@ func checkBrokerConfigs(name string, cfg map[string]string) error {
 		check := checkInt(0, math.MaxInt64)
 		if d := dynamicTopicDefault(k); d != nil {
 			check = d.check
+		}
+		if k == txnVerificationKey {
+			check = checkBool
 		}
 		if err := check(v); err != nil {
 			return adminErr(kproto.CodeInvalidRequest, "%sInvalid value %s for configuration %s: %v", prefix, v, k, err)

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"crypto/tls"
 	"fmt"
 	"slices"
 	"strings"
@@ -115,9 +116,11 @@ func (b *Broker) interBrokerClientOpts() []kgo.Opt {
 	if err != nil {
 		return nil
 	}
+	var tlsCfg *tls.Config
 	if cfg := b.interBrokerTLS(); isTLSProtocol(proto) && cfg != nil {
-		opts = append(opts, kgo.DialTLSConfig(cfg))
+		tlsCfg = cfg
 	}
+	opts = append(opts, b.interBrokerDialOpts(tlsCfg)...)
 	if b.interBrokerMech != nil {
 		opts = append(opts, kgo.SASL(b.interBrokerMech))
 	}

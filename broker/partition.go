@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -49,6 +50,10 @@ type partition struct {
 	// (from the state znode): the one it leads in, stamped into every
 	// appended batch, or the one it follows in. Set under mu.
 	leaderEpoch atomic.Int32
+	// firstUnstable is the first offset of the open transactions and of
+	// those whose marker the high watermark has not passed
+	// (partition_txn.go); math.MaxInt64 when none. Written under mu.
+	firstUnstable atomic.Int64
 
 	mu struct {
 		sync.Mutex
@@ -74,6 +79,12 @@ type partition struct {
 		// followerStarts are the followers' log start offsets from
 		// their fetches while this broker leads (delete_records.go).
 		followerStarts map[int32]int64
+		// unstable are the completed transactions the high watermark has
+		// not passed, in marker order (partition_txn.go).
+		unstable []unstableTxn
+		// verified are the producers whose next transactional batch the
+		// coordinator verified (KIP-890, partition_txn_verify.go).
+		verified map[int64]verification
 	}
 }
 
@@ -111,6 +122,8 @@ func openReplica(dir, topic string, index int32, topicID [16]byte, self int32, c
 	p.mu.leaderID, p.mu.partitionEpoch = -1, -1
 	p.cfg.Store(cfg)
 	p.mu.producers = map[int64]*producerState{}
+	p.mu.verified = map[int64]verification{}
+	p.firstUnstable.Store(math.MaxInt64)
 	if _, err := p.loadProducers(); err != nil {
 		l.Close()
 		return nil, fmt.Errorf("rebuilding producer state of %s-%d: %w", topic, index, err)
@@ -138,10 +151,18 @@ func (p *partition) loadProducers() (int, error) {
 			}
 			read++
 			b := kproto.Batch(h[:])
-			if b.ProducerID() >= 0 {
-				p.recordProducerLocked(b, b.BaseOffset())
+			size := int64(b.BatchLength()) + 12
+			if b.ProducerID() >= 0 && b.Control() && size <= 1<<20 {
+				// A marker: its record says commit or abort.
+				whole := make([]byte, size)
+				if _, err := r.ReadAt(whole, pos); err != nil && !errors.Is(err, io.EOF) {
+					r.Release()
+					return read, err
+				}
+				b = kproto.Batch(whole)
 			}
-			pos += int64(b.BatchLength()) + 12
+			p.recordBatchLocked(b, b.BaseOffset())
+			pos += size
 		}
 		next := r.NextOffset
 		r.Release()
@@ -150,6 +171,7 @@ func (p *partition) loadProducers() (int, error) {
 		}
 		off = next
 	}
+	p.refreshUnstableLocked()
 	return read, nil
 }
 
@@ -182,6 +204,21 @@ type appendResult struct {
 // not appended again: it answers NONE with the original base offset, as
 // Kafka does.
 func (p *partition) appendBatch(b kproto.Batch, now time.Time) appendResult {
+	return p.appendChecked(b, now, txnCheck{})
+}
+
+// txnCheck is what a client's transactional batch must pass besides the
+// sequence checks: with verify (transaction.partition.verification.enable),
+// a batch opening a transaction needs the guard of its verification
+// (partition_txn_verify.go). Batches the broker writes itself (group and
+// transaction coordinators) are not checked.
+type txnCheck struct {
+	verify bool
+	guard  uint64
+}
+
+// appendChecked is appendBatch for a produced batch, with chk.
+func (p *partition) appendChecked(b kproto.Batch, now time.Time, chk txnCheck) appendResult {
 	cfg := p.cfg.Load()
 	res := appendResult{logAppendTime: -1}
 	if cfg.logAppendTime {
@@ -204,6 +241,11 @@ func (p *partition) appendBatch(b kproto.Batch, now time.Time) appendResult {
 		}
 		return res
 	}
+	if chk.verify && b.Transactional() && !p.verifiedLocked(b.ProducerID(), b.ProducerEpoch(), chk.guard) {
+		res.code, res.baseOffset = kproto.CodeInvalidTxnState, -1
+		res.msg = "the transactional batch's partition is not in the producer's ongoing transaction (KIP-890 verification)"
+		return res
+	}
 	before := p.log.ActiveBase()
 	base, err := p.log.Append(b, b.NumRecords(), b.MaxTimestamp())
 	if err != nil {
@@ -212,9 +254,7 @@ func (p *partition) appendBatch(b kproto.Batch, now time.Time) appendResult {
 	}
 	p.snapshotIfRolledLocked(before)
 	res.baseOffset = base
-	if b.ProducerID() >= 0 {
-		p.recordProducerLocked(b, base)
-	}
+	p.recordBatchLocked(b, base)
 	p.advanceLocked()
 	p.wakeLocked()
 	return res

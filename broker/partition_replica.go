@@ -113,6 +113,7 @@ func (p *partition) isrSize() int {
 func (p *partition) setHighWatermark(hw int64) {
 	p.mu.Lock()
 	p.hw.Store(min(max(hw, p.log.StartOffset()), p.log.NextOffset()))
+	p.hwMovedLocked()
 	p.mu.Unlock()
 }
 
@@ -124,6 +125,7 @@ func (p *partition) advanceLocked() {
 	}
 	if p.mu.leader.Advance(p.log.NextOffset()) {
 		p.hw.Store(p.mu.leader.HW)
+		p.hwMovedLocked()
 		p.wakeLocked()
 	}
 }
@@ -331,9 +333,7 @@ func (f asFollower) Append(epoch int32, batches []byte, leaderHW, leaderStart in
 			return err
 		}
 		p.snapshotIfRolledLocked(before)
-		if b.ProducerID() >= 0 {
-			p.recordProducerLocked(b, b.BaseOffset())
-		}
+		p.recordBatchLocked(b, b.BaseOffset())
 		appended = true
 	}
 	// A trailing partial batch (the leader's size limit) is fetched again.
@@ -345,6 +345,7 @@ func (f asFollower) Append(epoch int32, batches []byte, leaderHW, leaderStart in
 	hw := min(leaderHW, p.log.NextOffset())
 	if hw != p.hw.Load() && hw >= 0 {
 		p.hw.Store(hw)
+		p.hwMovedLocked()
 		appended = true
 	}
 	if appended {
@@ -405,6 +406,9 @@ func (p *partition) afterTruncateLocked() error {
 	p.hw.Store(min(p.hw.Load(), leo))
 	p.deleteSnapshotsAbove(leo)
 	clear(p.mu.producers)
+	clear(p.mu.verified)
+	p.mu.unstable = p.mu.unstable[:0]
 	_, err := p.loadProducers()
+	p.hwMovedLocked()
 	return err
 }

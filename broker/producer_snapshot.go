@@ -30,7 +30,11 @@ import (
 //	  int64 producer_id, int16 epoch, int32 last_sequence, int64 last_offset,
 //	  int32 offset_delta (last_sequence - first sequence of its last batch),
 //	  int64 timestamp (that batch's max timestamp),
-//	  int32 coordinator_epoch (-1), int64 current_txn_first_offset (-1)
+//	  int32 coordinator_epoch (of its last marker, -1 before one),
+//	  int64 current_txn_first_offset (its open transaction's, -1 none)
+//
+// A producer known only by a marker (no batch left) is written with
+// last_sequence -1, last_offset -1, offset_delta 0 and timestamp -1.
 //
 // As Kafka's, a snapshot keeps each producer's last batch only: after a
 // restart, a retry of one of the four batches before it (which Kafka
@@ -57,7 +61,7 @@ func snapshotPath(dir string, off int64) string {
 func encodeProducerSnapshot(producers map[int64]*producerState) []byte {
 	pids := make([]int64, 0, len(producers))
 	for pid, st := range producers {
-		if st.n > 0 {
+		if st.n > 0 || st.txnFirst >= 0 || st.coordinatorEpoch >= 0 {
 			pids = append(pids, pid)
 		}
 	}
@@ -67,7 +71,10 @@ func encodeProducerSnapshot(producers map[int64]*producerState) []byte {
 	b = binary.BigEndian.AppendUint32(b, uint32(len(pids)))
 	for _, pid := range pids {
 		st := producers[pid]
-		lb := st.last()
+		lb := producerBatch{firstSeq: -1, lastSeq: -1, firstOffset: -1, maxTimestamp: -1}
+		if st.n > 0 {
+			lb = *st.last()
+		}
 		delta := lb.lastSeq - lb.firstSeq // wraps as Kafka's int arithmetic
 		b = binary.BigEndian.AppendUint64(b, uint64(pid))
 		b = binary.BigEndian.AppendUint16(b, uint16(st.epoch))
@@ -75,8 +82,8 @@ func encodeProducerSnapshot(producers map[int64]*producerState) []byte {
 		b = binary.BigEndian.AppendUint64(b, uint64(lb.firstOffset+int64(delta)))
 		b = binary.BigEndian.AppendUint32(b, uint32(delta))
 		b = binary.BigEndian.AppendUint64(b, uint64(lb.maxTimestamp))
-		b = binary.BigEndian.AppendUint32(b, 0xffffffff)         // coordinator_epoch -1
-		b = binary.BigEndian.AppendUint64(b, 0xffffffffffffffff) // current_txn_first_offset -1
+		b = binary.BigEndian.AppendUint32(b, uint32(st.coordinatorEpoch))
+		b = binary.BigEndian.AppendUint64(b, uint64(st.txnFirst))
 	}
 	binary.BigEndian.PutUint32(b[2:], crc32.Checksum(b[snapshotHeader:], castagnoli))
 	return b
@@ -103,8 +110,12 @@ func decodeProducerSnapshot(b []byte) (map[int64]*producerState, error) {
 		lastOff := int64(binary.BigEndian.Uint64(e[14:]))
 		delta := int32(binary.BigEndian.Uint32(e[22:]))
 		ts := int64(binary.BigEndian.Uint64(e[26:]))
-		st := &producerState{epoch: epoch}
-		st.push(producerBatch{firstSeq: lastSeq - delta, lastSeq: lastSeq, firstOffset: lastOff - int64(delta), maxTimestamp: ts})
+		st := newProducerState(epoch)
+		st.coordinatorEpoch = int32(binary.BigEndian.Uint32(e[34:]))
+		st.txnFirst = max(int64(binary.BigEndian.Uint64(e[38:])), -1)
+		if lastOff >= 0 {
+			st.push(producerBatch{firstSeq: lastSeq - delta, lastSeq: lastSeq, firstOffset: lastOff - int64(delta), maxTimestamp: ts})
+		}
 		out[pid] = st
 	}
 	return out, nil

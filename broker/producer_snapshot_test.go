@@ -148,3 +148,32 @@ func TestOpenReadsOnlyTheTail(t *testing.T) {
 	}
 	p.close()
 }
+
+// TestProducerSnapshotTransactions: an entry keeps its producer's open
+// transaction (current_txn_first_offset) and last coordinator epoch, at
+// bytes 38 and 34 of the entry as in Kafka's v1 schema; a producer known
+// only by a marker is written with last_sequence -1, last_offset -1,
+// offset_delta 0, timestamp -1 and comes back with no batch.
+func TestProducerSnapshotTransactions(t *testing.T) {
+	in := map[int64]*producerState{3: newProducerState(1), 4: newProducerState(2)}
+	in[3].push(producerBatch{firstSeq: 0, lastSeq: 4, firstOffset: 20, maxTimestamp: 77})
+	in[3].txnFirst, in[3].coordinatorEpoch = 20, 5
+	in[4].coordinatorEpoch = 6 // only a marker left
+	b := encodeProducerSnapshot(in)
+	e := b[snapshotHeader+4+snapshotEntrySize:] // producer 4, after 3
+	want := []byte{0, 0, 0, 0, 0, 0, 0, 4, 0, 2, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 6, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	if !bytes.Equal(e, want) {
+		t.Fatalf("marker-only entry % x, want % x", e, want)
+	}
+	out, err := decodeProducerSnapshot(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := out[3]; s.txnFirst != 20 || s.coordinatorEpoch != 5 || s.n != 1 || *s.last() != *in[3].last() {
+		t.Fatalf("producer 3: %+v", s)
+	}
+	if s := out[4]; s.txnFirst != -1 || s.coordinatorEpoch != 6 || s.n != 0 || s.epoch != 2 {
+		t.Fatalf("producer 4: %+v", s)
+	}
+}

@@ -35,6 +35,16 @@ type producerState struct {
 	epoch   int16
 	batches [maxProducerBatches]producerBatch
 	n       int // number of valid entries, oldest first
+	// txnFirst is the first offset of the producer's open transaction,
+	// -1 when none (Kafka's currentTxnFirstOffset; partition_txn.go).
+	txnFirst int64
+	// coordinatorEpoch is the coordinator epoch of the last marker, -1
+	// before one; an older coordinator's marker is fenced.
+	coordinatorEpoch int32
+}
+
+func newProducerState(epoch int16) *producerState {
+	return &producerState{epoch: epoch, txnFirst: -1, coordinatorEpoch: -1}
 }
 
 func (s *producerState) last() *producerBatch {
@@ -108,11 +118,11 @@ func (p *partition) recordProducerLocked(b kproto.Batch, base int64) {
 	pid, epoch := b.ProducerID(), b.ProducerEpoch()
 	st := p.mu.producers[pid]
 	if st == nil {
-		st = &producerState{epoch: epoch}
+		st = newProducerState(epoch)
 		p.mu.producers[pid] = st
 	}
-	if epoch != st.epoch {
-		*st = producerState{epoch: epoch}
+	if epoch != st.epoch { // the open transaction and coordinator epoch stay, as Kafka's maybeUpdateProducerEpoch
+		st.epoch, st.n = epoch, 0
 	}
 	st.push(producerBatch{firstSeq: b.BaseSequence(), lastSeq: lastSequence(b), firstOffset: base, maxTimestamp: b.MaxTimestamp()})
 }

@@ -57,6 +57,15 @@ type Broker struct {
 
 	// groups is the group coordinator (group_coordinator.go).
 	groups *coordinator
+	// txns is the transaction coordinator (txn_coordinator.go).
+	txns *txnCoordinator
+	// txnOffsets indexes the pending offsets of transactions
+	// (txn_offsets.go).
+	txnOffsets txnOffsetIndex
+
+	// txnVerify has the clients that verify transactional produce with
+	// the transaction coordinators (KIP-890, txn_partition_verify.go).
+	txnVerify txnVerifier
 
 	// fetchSessions is the fetch session cache (fetch_session.go).
 	fetchSessions *fetchSessionCache
@@ -180,6 +189,8 @@ func New(cfg Config, log *slog.Logger) (*Broker, error) {
 	b.cleaner.start()
 	b.groups = newCoordinator(b)
 	b.groups.start()
+	b.txns = newTxnCoordinator(b)
+	b.txns.start()
 	if err := b.startMetrics(); err != nil {
 		b.Shutdown(context.Background())
 		return nil, err
@@ -315,7 +326,10 @@ func (b *Broker) ListenAndServe() error {
 // partitions and the ZooKeeper session (which removes /brokers/ids/{id}).
 // If ctx ends first the connections are closed hard and ctx's error
 // returned.
-func (b *Broker) Shutdown(ctx context.Context) error {
+func (b *Broker) Shutdown(ctx context.Context) error { return b.shutdown(ctx, true) }
+
+// shutdown is Shutdown, or with clean false Kill's stop (kill.go).
+func (b *Broker) shutdown(ctx context.Context, clean bool) error {
 	b.mu.Lock()
 	if b.mu.stopping {
 		b.mu.Unlock()
@@ -324,11 +338,14 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	b.mu.stopping = true
 	b.mu.Unlock()
 	// While it still serves, the broker moves its leadership away.
-	b.controlledShutdown(ctx)
+	if clean {
+		b.controlledShutdown(ctx)
+	}
 	b.mu.Lock()
 	b.mu.closing = true
 	b.goroutines.Close()
 	close(b.done)
+	b.txnVerify.close() // ends the verifications in flight (txn_partition_verify.go)
 	b.repl.fetchers.Stop()
 	for l := range b.mu.listeners {
 		l.Close()
@@ -348,8 +365,13 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		b.goroutines.Wait(context.Background())
 	}
 	b.groups.stop()
-	b.checkpointHighWatermarks()
-	b.closePartitions()
+	b.txns.stop()
+	if clean {
+		b.checkpointHighWatermarks()
+		b.closePartitions()
+	} else {
+		b.abandonPartitions()
+	}
 	b.zk.Close()
 	return errors.Join(err, b.stopMetrics(ctx))
 }

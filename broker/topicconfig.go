@@ -205,6 +205,7 @@ func validateTopicConfigs(overrides map[string]string) error {
 // topicConfig is the effective configuration of a topic: broker defaults
 // with the topic's overrides applied.
 type topicConfig struct {
+	fs             segment.FS // Config.LogFS
 	overrides      map[string]string
 	retention      time.Duration // <0 forever
 	retentionBytes int64         // <0 unlimited
@@ -233,6 +234,7 @@ func effectiveConfig(c *Config, overrides map[string]string) *topicConfig {
 		return n
 	}
 	tc := &topicConfig{
+		fs:             c.LogFS,
 		overrides:      overrides,
 		retentionBytes: num("retention.bytes"),
 		segmentBytes:   num("segment.bytes"),
@@ -260,6 +262,7 @@ func effectiveConfig(c *Config, overrides map[string]string) *topicConfig {
 // segmentOptions turns the topic config into the log's options.
 func (tc *topicConfig) segmentOptions() segment.Options {
 	o := segment.Options{
+		FS:           tc.fs,
 		SegmentBytes: tc.segmentBytes,
 		SegmentAge:   tc.segmentAge,
 		FlushEntries: tc.flushMessages,

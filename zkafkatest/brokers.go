@@ -4,26 +4,37 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkafka/zkafka/broker"
+	"github.com/zkafka/zkafka/internal/faultfs"
 )
 
 // brokerServer is one broker of the cluster. Clients reach it through the
-// link Clients → it, the other brokers through the link OtherBrokers → it
-// (its inter-broker listener, INTERNAL), whose addresses it advertises; it
-// reaches each ZooKeeper server through its own link.
+// link Clients → it, the other brokers through their pair links to it
+// (its inter-broker listener, INTERNAL, advertised at the link
+// OtherBrokers → it; see interbroker.go); it reaches each ZooKeeper server
+// through its own link.
 type brokerServer struct {
-	id     int32
-	cfg    broker.Config
-	b      *broker.Broker // nil while down
-	served chan error
+	id  int32
+	cfg broker.Config // as the broker starts, its links in it
+	log *slog.Logger
+	// listeners are the names of cfg.Listeners, in order; interBroker is
+	// the one the other brokers use.
+	listeners   []string
+	interBroker string
+	clientKeys  map[string]string // listener name → its Clients link's key (linkKey.listener)
+	ownZK       bool              // the harness set its ZooKeeperConnect
+	b           *broker.Broker    // nil while down
+	served      chan error
+	// fs is the running broker's partition logs' file system, which Kill
+	// crashes (nil when ConfigureBroker set a LogFS of its own).
+	fs *faultfs.FS
 }
 
 // ownKeys are the server.properties keys the harness sets itself.
@@ -57,38 +68,20 @@ func (c *Cluster) newBrokers() error {
 				return err
 			}
 		}
-		client, err := c.net.add(Clients, Broker(id), addr)
-		if err != nil {
-			return err
-		}
-		peers, err := c.net.add(OtherBrokers, Broker(id), "127.0.0.1:0")
-		if err != nil {
-			return err
-		}
-		var zkAddrs []string
-		for _, z := range c.zks {
-			k, err := c.net.add(Broker(id), ZooKeeperServer(z.id), "127.0.0.1:0")
-			if err != nil {
-				return err
-			}
-			k.setTarget(z.addr)
-			zkAddrs = append(zkAddrs, k.addr())
-		}
 		cfg.BrokerID = id
-		cfg.LogDirs = []string{filepath.Join(c.dir, "kafka-"+strconv.Itoa(int(id)))}
+		cfg.LogDirs, cfg.ZooKeeperConnect = nil, "" // the harness's (configure)
 		cfg.Listeners = []string{"PLAINTEXT://127.0.0.1:0", interBrokerListener + "://127.0.0.1:0"}
 		cfg.ListenerProtocols = map[string]string{"PLAINTEXT": "PLAINTEXT", interBrokerListener: "PLAINTEXT"}
-		cfg.AdvertisedListeners = []string{"PLAINTEXT://" + client.addr(), interBrokerListener + "://" + peers.addr()}
 		cfg.InterBroker.ListenerName = interBrokerListener
-		cfg.ZooKeeperConnect = strings.Join(zkAddrs, ",")
 		if !userTimeout {
 			cfg.ZooKeeperSessionTimeout = c.cfg.sessionLimit
 		}
-		cfg.RequestHook = c.hooks.kafka
 		for _, mod := range c.cfg.brokerMods {
 			mod(&cfg)
 		}
-		c.brokers = append(c.brokers, &brokerServer{id: id, cfg: cfg})
+		if _, err := c.addBroker(cfg, c.log.With("server", Broker(id).String()), addr); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -97,17 +90,26 @@ func (c *Cluster) newBrokers() error {
 // (a registration left by a killed predecessor goes when that session
 // expires) and points the link to it at its listener.
 func (c *Cluster) startBroker(s *brokerServer) error {
-	path := "/brokers/ids/" + strconv.Itoa(int(s.id))
-	_, before, err := c.admin.Exists(path)
-	if err != nil {
-		return err
+	path, watched := c.registrationPath(s)
+	var before *zk.Stat
+	if watched {
+		var err error
+		if _, before, err = c.admin.Exists(path); err != nil {
+			return err
+		}
 	}
-	b, err := broker.New(s.cfg, c.log.With("server", Broker(s.id).String()))
+	cfg := s.cfg
+	s.fs = nil
+	if cfg.LogFS == nil {
+		s.fs = faultfs.New()
+		cfg.LogFS = s.fs
+	}
+	b, err := broker.New(cfg, s.log)
 	if err != nil {
 		return fmt.Errorf("broker %d: %w", s.id, err)
 	}
-	var ls []net.Listener // the clients', then the brokers'
-	for range 2 {
+	var ls []net.Listener // one for each of s.listeners
+	for range s.listeners {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			for _, l := range ls {
@@ -120,8 +122,14 @@ func (c *Cluster) startBroker(s *brokerServer) error {
 	}
 	s.b, s.served = b, make(chan error, 1)
 	go func() { s.served <- b.ServeListeners(ls) }()
-	c.net.get(Clients, Broker(s.id)).setTarget(ls[0].Addr().String())
-	c.net.get(OtherBrokers, Broker(s.id)).setTarget(ls[1].Addr().String())
+	for i, name := range s.listeners {
+		for _, k := range c.listenerLinks(s, name) {
+			k.setTarget(ls[i].Addr().String())
+		}
+	}
+	if !watched {
+		return nil
+	}
 	deadline := time.Now().Add(2*s.cfg.ZooKeeperSessionTimeout + 10*time.Second)
 	for {
 		ok, st, err := c.admin.Exists(path)
@@ -144,45 +152,63 @@ func (c *Cluster) startBroker(s *brokerServer) error {
 // its ZooKeeper session closes, so /brokers/ids/{id} goes at once), or
 // with hard (Kill) first silencing its links to ZooKeeper and closing
 // those to it, so that its registration stays until its session expires
-// and its clients see their connections end mid-request.
+// and its clients see their connections end mid-request; then its logs
+// lose what they had not synced (faultfs's Crash) and it stops without
+// writing anything more (broker.Kill).
 func (c *Cluster) stopBroker(s *brokerServer, hard bool) error {
 	if s.b == nil {
 		return fmt.Errorf("zkafkatest: %s is not running", Broker(s.id))
 	}
 	m := Broker(s.id)
+	if hard {
+		return c.killBroker(s)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if hard {
-		c.net.silence(m, true)
-		defer c.net.silence(m, false)
-		c.downBroker(m)
-		cancel()
-	}
 	err := s.b.Shutdown(ctx)
 	served := <-s.served
 	s.b = nil
 	c.downBroker(m)
-	if hard {
-		return nil
-	}
 	if !errors.Is(served, broker.ErrServerClosed) {
 		err = errors.Join(err, served)
 	}
 	return err
 }
 
+// killBroker is stopBroker's hard way. The broker's own stop reports
+// its cut-short wait; only a failure to crash its files is an error.
+func (c *Cluster) killBroker(s *brokerServer) error {
+	m := Broker(s.id)
+	c.net.silence(m, true)
+	defer c.net.silence(m, false)
+	c.downBroker(m)
+	var err error
+	if s.fs != nil {
+		err = s.fs.Crash()
+	}
+	s.b.Kill()
+	<-s.served
+	s.b = nil
+	c.downBroker(m)
+	return err
+}
+
 // downBroker closes the links to broker m and refuses new connections.
 func (c *Cluster) downBroker(m Member) {
-	c.net.get(Clients, m).setTarget("")
-	c.net.get(OtherBrokers, m).setTarget("")
+	for _, k := range c.net.to(m) {
+		k.setTarget("")
+	}
 }
 
 // adminSession is the harness's own ZooKeeper session, through links no
 // fault touches.
 func (c *Cluster) adminSession() error {
-	var addrs []string
-	for _, z := range c.zks {
-		addrs = append(addrs, c.net.get(harness, ZooKeeperServer(z.id)).addr())
+	addrs := strings.Split(c.cfg.externalZK, ",")
+	if c.cfg.externalZK == "" {
+		addrs = nil
+		for _, z := range c.zks {
+			addrs = append(addrs, c.net.get(harness, ZooKeeperServer(z.id)).addr())
+		}
 	}
 	conn, events, err := zk.Connect(addrs, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(discardZKLog{}))
 	if err != nil {

@@ -91,11 +91,13 @@ func Start(opts ...Option) (*Cluster, error) {
 }
 
 func (c *Cluster) start() error {
-	if err := c.newZKServers(c.cfg.ensemble); err != nil {
-		return err
-	}
-	if err := c.startZKs(); err != nil {
-		return err
+	if c.cfg.externalZK == "" {
+		if err := c.newZKServers(c.cfg.ensemble); err != nil {
+			return err
+		}
+		if err := c.startZKs(); err != nil {
+			return err
+		}
 	}
 	if err := c.adminSession(); err != nil {
 		return err
@@ -161,15 +163,23 @@ func (c *Cluster) Close() error {
 }
 
 // ZooKeeper is the ZooKeeper connect string clients use: every server's
-// address, comma-separated, without a chroot (the brokers keep their
-// metadata at the root, as Kafka does by default).
+// address, comma-separated (or ExternalZooKeeper's), without a chroot
+// (the brokers keep their metadata at the root, as Kafka does by default,
+// or under Chroot()).
 func (c *Cluster) ZooKeeper() string {
+	if c.cfg.externalZK != "" {
+		return c.cfg.externalZK
+	}
 	var out []string
 	for _, z := range c.zks {
 		out = append(out, c.net.get(Clients, ZooKeeperServer(z.id)).addr())
 	}
 	return strings.Join(out, ",")
 }
+
+// Chroot is where the brokers keep their metadata in ZooKeeper ("" for
+// the root; see the Chroot option).
+func (c *Cluster) Chroot() string { return c.cfg.chroot }
 
 // ZooKeeperServers is every ZooKeeper server's address, for
 // zk.Connect.

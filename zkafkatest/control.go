@@ -28,7 +28,8 @@ import (
 //
 // cut and heal without a body act between the clients and the member;
 // with {"peer": "zookeeper-1"} between the member and that peer
-// ("brokers": the other brokers' link to a broker). A Kafka
+// ("broker-2": between two brokers; "brokers": every broker's link to a
+// broker). A Kafka
 // rule is {"api_key": 0, "error_code": 6, "count": 2, "delay_ms": 0,
 // "drop": false, "brokers": [1]} (api_key absent: any request; count 0:
 // until deleted); a ZooKeeper rule has "op" (an opcode) instead of

@@ -157,3 +157,24 @@ func TestControlCutAndPause(t *testing.T) {
 		t.Fatalf("broker-1 → zookeeper-1 %s after resume", s)
 	}
 }
+
+// TestControlCutBrokerPair: {"peer": "broker-2"} on broker 1 cuts the two
+// links between them, and only those: the other brokers' links to broker
+// 1 and its clients' stay open.
+func TestControlCutBrokerPair(t *testing.T) {
+	cl := zkafkatest.StartCluster(t, zkafkatest.Brokers(3))
+	srv := httptest.NewServer(zkafkatest.ControlHandler(cl))
+	defer srv.Close()
+	call(t, srv, "POST", "/brokers/1/cut", `{"peer": "broker-2"}`, nil)
+	var st zkafkatest.ClusterState
+	call(t, srv, "GET", "/cluster", "", &st)
+	cut := map[string]bool{}
+	for _, l := range st.Links {
+		if l.State == "cut" {
+			cut[l.From+" → "+l.To] = true
+		}
+	}
+	if len(cut) != 2 || !cut["broker-1 → broker-2"] || !cut["broker-2 → broker-1"] {
+		t.Fatalf("cut links %v, want broker-1 → broker-2 and back", cut)
+	}
+}

@@ -18,24 +18,36 @@
 //
 // A cluster's members are its brokers (broker.id 1..n) and ZooKeeper
 // servers (myid 1..n, 1 when standalone); Clients stands for everything
-// outside, OtherBrokers for the brokers as clients of one another. Every
-// member is reached through links, in-process TCP proxies, one per
-// direction of each pair that talks:
+// outside, OtherBrokers for the brokers as clients of one broker. Every
+// member is reached through links, in-process TCP proxies
+// (internal/faultproxy), one per direction of each pair that talks:
 //
 //	clients ──▶ broker n           (its advertised PLAINTEXT listener)
-//	brokers ──▶ broker n           (its advertised INTERNAL listener, inter.broker.listener.name)
+//	broker m ──▶ broker n          (m's connections to n's INTERNAL listener, inter.broker.listener.name)
+//	brokers ──▶ broker n           (the address n advertises for INTERNAL: n's connections to itself)
 //	clients ──▶ zookeeper n        (the connect string)
 //	broker n ──▶ zookeeper m       (each broker's zookeeper.connect)
 //	zookeeper n ──▶ zookeeper m    (each server's server.N lines name its links)
 //
+// A broker dials another's advertised INTERNAL address through its own
+// pair link (broker.Config.InterBrokerDial), so Cut(Broker(1), Broker(2))
+// parts exactly those two while both keep ZooKeeper and their clients.
 // A link's address stays the member's across restarts. Faults act on
 // links: Cut resets a link's connections and refuses new ones; Pause holds
 // every byte on every link of a member, both ways, until Resume; Kill cuts
 // the links from a member before it shuts down, so it says no goodbye
 // (a broker's ZooKeeper session stays until it expires, and it makes no
-// controlled shutdown). The link from the other brokers to broker n is
-// shared by all of them, so what one broker sends another cannot be cut
-// or paused apart from the rest (see Cut).
+// controlled shutdown), and a killed broker's logs lose what they had not
+// fsynced, as in a crash (see Kill).
+//
+// # Your own ZooKeeper and brokers
+//
+// ExternalZooKeeper runs the brokers on a ZooKeeper the test already has
+// (Apache ZooKeeper, or one zkafkatest cluster's shared by several, each
+// under its Chroot); StartBroker starts a broker of the caller's own
+// broker.Config (SSL, SASL, any listeners, each behind a link). The
+// project's Kafka compat tests (compat-tests/internal/kafkaenv) run this
+// way.
 //
 // # Interception
 //

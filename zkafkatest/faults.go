@@ -17,15 +17,17 @@ func (c *Cluster) Stop(m Member) error { return c.stop(m, false) }
 // so nothing it does while closing reaches anyone (a broker's ZooKeeper
 // session is not closed: its registration, and its controllership, stay
 // until the session expires), and every connection to it ends at once.
-// What it wrote to its files stays, as the operating system keeps a
-// killed process's writes (only a machine crash loses unsynced data).
 //
-// Inside the process, the member then shuts down at once (its shutdown's
-// deadline already past): no request is finished, but its files are
-// closed as Stop closes them (a broker's active segment trimmed and
-// synced, its checkpoints written). So what clients and the other members
-// see is a kill -9; the member's own crash recovery on restart is not
-// exercised: compat-tests/kafkacrash kills real processes for that.
+// A broker's files are left as a crash leaves them: its partition logs
+// (on a faultfs file system, internal/faultfs) lose every byte not yet
+// fsynced, as after a machine crash, and it closes them without trimming
+// or syncing, writes no high-watermark checkpoint and no producer-state
+// snapshot (broker.Kill); its next start recovers them as after a crash.
+// So an acks=1 record not yet flushed (no log.flush.interval.messages or
+// flush.ms reached it) may be gone after Kill and StartMember, while an
+// acks=all record of a replicated partition survives on its ISR. A
+// ZooKeeper server shuts down at once with its links cut; it fsyncs each
+// write before acknowledging it, so it loses nothing acknowledged.
 func (c *Cluster) Kill(m Member) error { return c.stop(m, true) }
 
 // StartMember starts a stopped or killed member again on its data, at the
@@ -100,13 +102,13 @@ func (c *Cluster) stop(m Member, hard bool) error {
 }
 
 // Pause freezes member m as SIGSTOP would: on every link from or to it
-// (its clients', the other brokers', its ZooKeeper sessions', its peers')
-// no byte passes either way, connections stay open and new ones are
-// accepted, until Resume. Its peers see it time out: a paused broker's
-// ZooKeeper session expires after its timeout, a paused ZooKeeper leader
-// loses its leadership. Unlike a stopped process, a paused broker still
-// runs inside: what it sends the other brokers (its fetches as a
-// follower) still passes, as Cut explains.
+// (its clients', the other brokers' and its own inter-broker links, its
+// ZooKeeper sessions', its peers') no byte passes either way, connections
+// stay open and new ones are accepted, until Resume. Its peers see it time
+// out: a paused broker's ZooKeeper session expires after its timeout, a
+// paused ZooKeeper leader loses its leadership, a paused follower leaves
+// the ISR. Unlike a stopped process, a paused member still runs inside
+// (its timers fire, its connections to itself pass).
 func (c *Cluster) Pause(m Member) error { return c.setPaused(m, true) }
 
 // Resume undoes Pause: the bytes held flow on.
@@ -124,16 +126,17 @@ func (c *Cluster) setPaused(m Member, paused bool) error {
 
 // Cut breaks the network between a and b both ways: their connections
 // are reset at once and new ones are reset as they come, until Heal. The
-// pairs that have links: Clients and a member (the test's clients);
-// OtherBrokers and a broker (the other brokers' connections to its
-// inter-broker listener: replica fetches, the controller's requests); a
-// broker and a ZooKeeper server (its session); two ZooKeeper servers
-// (their raft traffic). What a broker sends the other brokers travels on
-// their OtherBrokers links, shared by every broker, so it cannot be cut
-// apart: Cut(OtherBrokers, Broker(n)) stops what the others send broker
-// n (its followers' fetches), not what broker n sends them; and if broker
-// n is the controller, its own requests to the controller (an ISR change
-// it leads) are cut too.
+// pairs that have links: Clients and a member (the test's clients); two
+// brokers (their inter-broker connections both ways: replica fetches, the
+// controller's requests, AlterPartition; each still reaches ZooKeeper and
+// its clients); OtherBrokers and a broker (every connection to its
+// inter-broker listener: the other brokers', and its own, as the
+// controller's to itself); a broker and a ZooKeeper server (its session);
+// two ZooKeeper servers (their raft traffic).
+//
+// Cutting broker m from broker n when one of them is the controller also
+// cuts what the controller says to the other (LeaderAndIsr,
+// UpdateMetadata) and the other's AlterPartition to it.
 func (c *Cluster) Cut(a, b Member) error { return c.setCut(a, b, true) }
 
 // Heal undoes Cut between a and b.
@@ -160,8 +163,13 @@ func (c *Cluster) HealAll() {
 
 func (c *Cluster) setCut(a, b Member, cut bool) error {
 	links := c.net.between(a, b)
+	if a == OtherBrokers && b.Kind == KindBroker {
+		links = c.net.brokerLinks(b)
+	} else if b == OtherBrokers && a.Kind == KindBroker {
+		links = c.net.brokerLinks(a)
+	}
 	if len(links) == 0 {
-		return fmt.Errorf("zkafkatest: no link between %s and %s (the brokers reach a broker through its link from %s)", a, b, OtherBrokers)
+		return fmt.Errorf("zkafkatest: no link between %s and %s", a, b)
 	}
 	for _, k := range links {
 		k.setCut(cut)

@@ -14,9 +14,11 @@ import (
 
 // TestKillBrokerLeavesRegistration: Kill, unlike Stop, leaves the broker's
 // ZooKeeper session open (its registration stays until the session
-// expires); a restart on the same data serves every acked record.
+// expires); a restart on the same data serves every acked record, each
+// fsynced before its ack (log.flush.interval.messages=1).
 func TestKillBrokerLeavesRegistration(t *testing.T) {
-	cl := zkafkatest.StartCluster(t, zkafkatest.Topic("t", 1, 1), zkafkatest.BrokerSessionTimeout(2*time.Second))
+	cl := zkafkatest.StartCluster(t, zkafkatest.Topic("t", 1, 1), zkafkatest.BrokerSessionTimeout(2*time.Second),
+		zkafkatest.BrokerConfig("log.flush.interval.messages", "1"))
 	conn, _ := zkSession(t, cl, 10*time.Second)
 	var acked []string
 	c := client(t, cl, kgo.RequiredAcks(kgo.AllISRAcks()))

@@ -25,7 +25,7 @@ const moveLimit = 30 * time.Second
 
 // Controller is the broker.id that /controller names, or -1 without one.
 func (c *Cluster) Controller() (int32, error) {
-	data, _, err := c.admin.Get("/controller")
+	data, _, err := c.admin.Get(c.zpath("/controller"))
 	if errors.Is(err, zk.ErrNoNode) {
 		return -1, nil
 	}
@@ -48,7 +48,7 @@ func (c *Cluster) MoveController(to int32) error {
 	}
 	deadline := time.Now().Add(moveLimit)
 	for time.Now().Before(deadline) {
-		_, st, ch, err := c.admin.GetW("/controller")
+		_, st, ch, err := c.admin.GetW(c.zpath("/controller"))
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			time.Sleep(10 * time.Millisecond) // an election is under way
@@ -61,7 +61,7 @@ func (c *Cluster) MoveController(to int32) error {
 		} else if id == to {
 			return nil
 		}
-		if err := c.admin.Delete("/controller", st.Version); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
+		if err := c.admin.Delete(c.zpath("/controller"), st.Version); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
 			return err
 		}
 		select {
@@ -94,7 +94,7 @@ func (c *Cluster) ISR(topic string, p int32) ([]int32, error) {
 
 func (c *Cluster) partitionState(topic string, p int32) (zkmeta.PartitionStateZNode, error) {
 	var st zkmeta.PartitionStateZNode
-	data, _, err := c.admin.Get(zkmeta.StatePath(topic, int(p)))
+	data, _, err := c.admin.Get(c.zpath(zkmeta.StatePath(topic, int(p))))
 	if err != nil {
 		return st, fmt.Errorf("zkafkatest: %s partition %d: %w", topic, p, err)
 	}
@@ -144,6 +144,7 @@ func (c *Cluster) adminStep(path string, body any) error {
 	if err != nil {
 		return err
 	}
+	path = c.zpath(path)
 	if _, err := c.admin.Create(path, data, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		return fmt.Errorf("zkafkatest: creating %s: %w", path, err)
 	}
@@ -161,7 +162,7 @@ func (c *Cluster) adminStep(path string, body any) error {
 // replicas is the assignment of topic's partition p in
 // /brokers/topics/{topic}.
 func (c *Cluster) replicas(topic string, p int32) ([]int32, error) {
-	data, _, err := c.admin.Get(zkmeta.TopicPath(topic))
+	data, _, err := c.admin.Get(c.zpath(zkmeta.TopicPath(topic)))
 	if err != nil {
 		return nil, fmt.Errorf("zkafkatest: topic %s: %w", topic, err)
 	}

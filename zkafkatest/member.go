@@ -38,9 +38,10 @@ func ZooKeeperServer(id int32) Member { return Member{Kind: KindZooKeeper, ID: i
 var Clients = Member{Kind: KindClients}
 
 // OtherBrokers stands for the brokers when they talk to a broker: Cut(
-// OtherBrokers, Broker(n)) cuts broker n's inter-broker listener, so its
-// followers fetch nothing from it and the controller reaches it no more,
-// while its clients keep it.
+// OtherBrokers, Broker(n)) cuts broker n's inter-broker listener from
+// every broker (itself included), so its followers fetch nothing from it
+// and the controller reaches it no more, while its clients keep it.
+// Cut(Broker(m), Broker(n)) parts just the two.
 var OtherBrokers = Member{Kind: KindBrokers}
 
 var harness = Member{Kind: kindHarness}

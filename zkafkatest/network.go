@@ -12,27 +12,44 @@ import (
 // ZooKeeper server.
 type network struct {
 	mu    sync.Mutex
-	links map[[2]Member]*link
+	links map[linkKey]*link
 }
 
-func newNetwork() *network { return &network{links: map[[2]Member]*link{}} }
+// linkKey names a link: its source and destination, and for the clients'
+// links to a broker's further client listeners the listener's name (""
+// for the first one, and for every other link).
+type linkKey struct {
+	from, to Member
+	listener string
+}
+
+func newNetwork() *network { return &network{links: map[linkKey]*link{}} }
 
 func (n *network) add(from, to Member, addr string) (*link, error) {
+	return n.addListener(from, to, "", addr)
+}
+
+// addListener adds the link from → to of the destination's listener.
+func (n *network) addListener(from, to Member, listener, addr string) (*link, error) {
 	k, err := newLink(from, to, addr)
 	if err != nil {
 		return nil, fmt.Errorf("zkafkatest: the link %s → %s: %w", from, to, err)
 	}
+	k.listener = listener
 	n.mu.Lock()
-	n.links[[2]Member{from, to}] = k
+	n.links[linkKey{from, to, listener}] = k
 	n.mu.Unlock()
 	return k, nil
 }
 
 // get returns the link from → to, or nil.
-func (n *network) get(from, to Member) *link {
+func (n *network) get(from, to Member) *link { return n.getListener(from, to, "") }
+
+// getListener returns the link from → to of the destination's listener.
+func (n *network) getListener(from, to Member, listener string) *link {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.links[[2]Member{from, to}]
+	return n.links[linkKey{from, to, listener}]
 }
 
 // matching returns the links for which keep is true, in a stable order.
@@ -40,7 +57,7 @@ func (n *network) matching(keep func(from, to Member) bool) []*link {
 	n.mu.Lock()
 	var out []*link
 	for key, k := range n.links {
-		if keep(key[0], key[1]) {
+		if keep(key.from, key.to) {
 			out = append(out, k)
 		}
 	}
@@ -84,12 +101,15 @@ type LinkState struct {
 	To    string `json:"to"`
 	Addr  string `json:"addr"`  // where the source connects
 	State string `json:"state"` // "open", "paused" or "cut"
+	// Listener names a broker's further client listener (StartBroker).
+	Listener string `json:"listener,omitempty"`
+	Open     int    `json:"open"` // connections open through it now
 }
 
 func (n *network) states() []LinkState {
 	var out []LinkState
 	for _, k := range n.matching(func(from, _ Member) bool { return from != harness }) {
-		out = append(out, LinkState{From: k.from.String(), To: k.to.String(), Addr: k.addr(), State: k.state()})
+		out = append(out, LinkState{From: k.from.String(), To: k.to.String(), Addr: k.addr(), State: k.state(), Listener: k.listener, Open: k.p.Open()})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].To != out[j].To {

@@ -2,6 +2,7 @@ package zkafkatest
 
 import (
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/zkafka/zkafka/broker"
@@ -24,6 +25,8 @@ type config struct {
 	kafkaAddr    string // the first broker's client address ("": 127.0.0.1:0)
 	log          *slog.Logger
 	sessionLimit time.Duration
+	externalZK   string // ExternalZooKeeper's connect string
+	chroot       string
 }
 
 // TopicSpec is a topic StartCluster creates.
@@ -68,7 +71,9 @@ func BrokerConfig(key, value string) Option {
 
 // ConfigureBroker applies mod to every broker's Config after the harness
 // has set it up, before the broker starts (for what has no
-// server.properties key).
+// server.properties key). mod may replace the listeners (Listeners,
+// ListenerProtocols, InterBroker): each is served behind a link, as
+// StartBroker says; AdvertisedListeners stays the harness's.
 func ConfigureBroker(mod func(*broker.Config)) Option {
 	return func(c *config) { c.brokerMods = append(c.brokerMods, mod) }
 }
@@ -100,3 +105,15 @@ func Logger(log *slog.Logger) Option { return func(c *config) { c.log = log } }
 // (zookeeper.session.timeout.ms, default 6 s here): how long a killed or
 // paused broker stays registered.
 func BrokerSessionTimeout(d time.Duration) Option { return func(c *config) { c.sessionLimit = d } }
+
+// ExternalZooKeeper runs the brokers on the ZooKeeper at connect
+// (host:port,...: Apache ZooKeeper, or a zkafka one shared by several
+// clusters) instead of starting ZooKeeper servers: the cluster then has no
+// ZooKeeper members to stop, pause or cut, and ZooKeeper() is connect.
+// With Chroot, clusters can share it.
+func ExternalZooKeeper(connect string) Option { return func(c *config) { c.externalZK = connect } }
+
+// Chroot puts the brokers' metadata under path ("/kafka-a"), as a chroot
+// in zookeeper.connect does; the brokers create it. ZooKeeper() stays
+// without it (go-zookeeper takes no chroot): name the znodes with Chroot().
+func Chroot(path string) Option { return func(c *config) { c.chroot = strings.TrimSuffix(path, "/") } }

@@ -106,3 +106,25 @@ func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
 }
+
+// TestLinkStatesCount: Links reports each link's open connections.
+func TestLinkStatesCount(t *testing.T) {
+	n := newNetwork()
+	defer n.close()
+	k, err := n.add(Clients, Broker(1), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.setTarget(echoServer(t))
+	c, err := net.Dial("tcp", k.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := roundTrip(c, "one", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if st := n.states(); len(st) != 1 || st[0].Open != 1 || st[0].State != "open" {
+		t.Fatalf("states %+v, want one open link with one connection", st)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zkafka/zkafka/broker"
+	"github.com/zkafka/zkafka/internal/gctune"
 	"github.com/zkafka/zkafka/quorum"
 )
 
@@ -127,6 +128,9 @@ func cmdRun(log *slog.Logger, stderr io.Writer, dataDir, zkAddr, kafkaAddr strin
 		log.Error("zookeeper did not start", "err", err)
 		return 1
 	}
+	stopGC := make(chan struct{})
+	defer close(stopGC)
+	go gctune.Run(stopGC)
 	servers := []interface{ Shutdown(context.Context) error }{zk} // shut down in reverse
 	failures := []<-chan error{zk.Failed()}
 	for id := 0; id < brokers; id++ {
@@ -194,6 +198,9 @@ func cmdZookeeper(log *slog.Logger, stderr io.Writer, zooCfg string) int {
 		log.Error("zookeeper did not start", "err", err)
 		return 1
 	}
+	stopGC := make(chan struct{})
+	defer close(stopGC)
+	go gctune.Run(stopGC) // the tree is most of the heap: bound the GC's headroom
 	if !waitForSignalOr(log, zk.Failed()) {
 		shutdown(log, zk)
 		return 1

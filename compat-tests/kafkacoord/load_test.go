@@ -11,8 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/zkafka/zkafka/broker"
-	"github.com/zkafka/zkafka/compat-tests/internal/faultproxy"
 	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
+	"github.com/zkafka/zkafka/internal/faultproxy"
 )
 
 // TestCoordinatorLoadInProgress: when a group's coordinator moves, the

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/zkafka/zkafka/compat-tests/internal/faultproxy"
 	"github.com/zkafka/zkafka/compat-tests/internal/kcluster"
+	"github.com/zkafka/zkafka/internal/faultproxy"
 )
 
 // leaderKill: kill -9 of partition (i mod 6)'s leader; its partitions

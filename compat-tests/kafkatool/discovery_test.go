@@ -28,7 +28,7 @@ func TestProduceFollowsBrokersInZooKeeper(t *testing.T) {
 		return strings.Contains(run(t, "", "consume", "moving", "--from", "beginning", "--until-end", "--bootstrap-server", e.Addr), "before")
 	})
 	old := e.Addr
-	e.Restart()
+	e.Move()
 	if e.Addr == old {
 		t.Fatalf("the broker came back on the same address %s", old)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/zkafka/zkafka/cmd/zkafka/kafkatool"
 	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
+	"github.com/zkafka/zkafka/internal/faultproxy"
 )
 
 func TestMain(m *testing.M) { kafkaenv.Main(m) }
@@ -112,75 +112,15 @@ func checkFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	}
 }
 
-// proxy forwards TCP connections to target until kill cuts them all, as a
-// network partition or a crashed process would.
-type proxy struct {
-	l     net.Listener
-	mu    sync.Mutex
-	conns []net.Conn
-	cut   bool // refuse connections (closing them at once) until heal
-}
-
-func startProxy(t *testing.T, target string) *proxy {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// startProxy is a faultproxy.Proxy to target, closed at the end of the
+// test: Cut(faultproxy.Refuse) partitions (every connection reset, new
+// ones refused) until Heal; Close cuts everything for good, as a crashed
+// process would.
+func startProxy(t *testing.T, target string) *faultproxy.Proxy {
+	p, err := faultproxy.New(target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proxy{l: l}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			p.mu.Lock()
-			cut := p.cut
-			p.mu.Unlock()
-			if cut {
-				c.Close()
-				continue
-			}
-			u, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, u)
-			p.mu.Unlock()
-			go func() { io.Copy(u, c); u.Close() }()
-			go func() { io.Copy(c, u); c.Close() }()
-		}
-	}()
-	t.Cleanup(p.kill)
+	t.Cleanup(func() { p.Close() })
 	return p
-}
-
-func (p *proxy) addr() string { return p.l.Addr().String() }
-
-// partition cuts every connection and refuses new ones until heal.
-func (p *proxy) partition() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = true
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-}
-
-func (p *proxy) heal() {
-	p.mu.Lock()
-	p.cut = false
-	p.mu.Unlock()
-}
-
-func (p *proxy) kill() {
-	p.l.Close()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
 }

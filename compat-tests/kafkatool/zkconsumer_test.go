@@ -14,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
+	"github.com/zkafka/zkafka/internal/faultproxy"
 )
 
 // zkMember is one running ZooKeeper-coordinated consumer.
@@ -132,7 +133,7 @@ func TestZKConsumerTakeover(t *testing.T) {
 	checkFor(t, 20*time.Second, "two members registered", func() bool { return len(members(z, e)) == 2 })
 	ab := members(z, e)
 	px := startProxy(t, kafkaenv.ZooKeeper())
-	c := startZKMember(t, px.addr(), e.Chroot, topic)
+	c := startZKMember(t, px.Addr(), e.Chroot, topic)
 	checkFor(t, 20*time.Second, "three members registered", func() bool { return len(members(z, e)) == 3 })
 	var victim string
 	for _, id := range members(z, e) {
@@ -204,7 +205,7 @@ func TestZKConsumerTakeover(t *testing.T) {
 
 	// Kill the third member: cut its ZooKeeper connection, cancel it.
 	killed := time.Now()
-	px.kill()
+	px.Close()
 	c.cancel()
 	checkFor(t, 3*time.Second+15*time.Second, "the survivors own all six partitions", func() bool {
 		return balanced(owners(t, z, e, topic), ab)
@@ -360,17 +361,17 @@ func TestZKConsumerRejoinsAfterItsSessionExpired(t *testing.T) {
 	checkFor(t, 20*time.Second, "one member", func() bool { return len(members(z, e)) == 1 })
 	stay := members(z, e)[0]
 	px := startProxy(t, kafkaenv.ZooKeeper())
-	startZKMember(t, px.addr(), e.Chroot, topic)
+	startZKMember(t, px.Addr(), e.Chroot, topic)
 	checkFor(t, 20*time.Second, "two members sharing six partitions", func() bool {
 		m := members(z, e)
 		return len(m) == 2 && balanced(owners(t, z, e, topic), m)
 	})
-	px.partition()
+	px.Cut(faultproxy.Refuse)
 	checkFor(t, 20*time.Second, "the cut-off member's session expired and the other owns all", func() bool {
 		m := members(z, e)
 		return len(m) == 1 && m[0] == stay && balanced(owners(t, z, e, topic), m)
 	})
-	px.heal()
+	px.Heal()
 	checkFor(t, 30*time.Second, "the member back with a new session, sharing again", func() bool {
 		m := members(z, e)
 		return len(m) == 2 && balanced(owners(t, z, e, topic), m)

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/zkafka/zkafka/compat-tests/internal/benchkit"
+	"github.com/zkafka/zkafka/internal/gctune"
 	"github.com/zkafka/zkafka/quorum"
 )
 
@@ -59,22 +61,22 @@ func zooCfg(dir string) (string, string, error) {
 	return path, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), os.WriteFile(path, []byte(cfg), 0o644)
 }
 
-// startZkafka starts `zkafka zookeeper zoo.cfg`, or, with a CPU profile
-// path, this program re-executed as the same server in-process under
-// runtime/pprof (zkafka has no pprof endpoint).
-func startZkafka(bin, dir, profile string) (*server, error) {
+// startZkafka starts `zkafka zookeeper zoo.cfg`, or, with a CPU or heap
+// profile path, this program re-executed as the same server in-process
+// under runtime/pprof (zkafka has no pprof endpoint).
+func startZkafka(bin, dir, profile, memProfile string) (*server, error) {
 	cfg, addr, err := zooCfg(dir)
 	if err != nil {
 		return nil, err
 	}
 	argv := []string{bin, "zookeeper", "-log-level", "warn", cfg}
 	name := "zkafka"
-	if profile != "" {
+	if profile != "" || memProfile != "" {
 		self, err := os.Executable()
 		if err != nil {
 			return nil, err
 		}
-		argv = []string{self, "-serve-zk", cfg, "-cpuprofile", profile}
+		argv = []string{self, "-serve-zk", cfg, "-cpuprofile", profile, "-memprofile", memProfile}
 		name = "zkafka (in-process, profiled)"
 	}
 	return startServer(name, dir, addr, argv)
@@ -153,9 +155,10 @@ func (s *server) stop() {
 }
 
 // serveZK is the -serve-zk mode: the zkafka ZooKeeper server in this
-// process (what `zkafka zookeeper` runs), with a CPU profile written on
+// process (what `zkafka zookeeper` runs), with a CPU profile and a heap
+// profile (after a GC; the heap figures also go to stderr) written on
 // SIGTERM.
-func serveZK(cfgPath, profile string) int {
+func serveZK(cfgPath, profile, memProfile string) int {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg, err := quorum.LoadConfig(cfgPath, log)
 	if err != nil {
@@ -175,6 +178,7 @@ func serveZK(cfgPath, profile string) int {
 		log.Error("zookeeper did not start", "err", err)
 		return 1
 	}
+	go gctune.Run(nil) // as `zkafka zookeeper` does
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
 	<-ch
@@ -182,8 +186,30 @@ func serveZK(cfgPath, profile string) int {
 		pprof.StopCPUProfile()
 		f.Close()
 	}
+	if memProfile != "" {
+		writeHeapProfile(memProfile, log)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	zk.Shutdown(ctx)
 	return 0
+}
+
+// writeHeapProfile writes the heap profile after a GC into path and logs
+// the heap's figures.
+func writeHeapProfile(path string, log *slog.Logger) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	log.Warn("heap", "alloc MB", ms.HeapAlloc>>20, "inuse MB", ms.HeapInuse>>20, "idle MB", ms.HeapIdle>>20,
+		"released MB", ms.HeapReleased>>20, "sys MB", ms.Sys>>20, "objects", ms.HeapObjects)
+	f, err := os.Create(path)
+	if err != nil {
+		log.Error("heap profile", "err", err)
+		return
+	}
+	defer f.Close()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		log.Error("heap profile", "err", err)
+	}
 }

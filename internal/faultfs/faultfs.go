@@ -8,6 +8,10 @@
 // The first failure is sticky, as fsync's is on Linux: after a failed
 // fsync the kernel may have dropped the dirty pages, so nothing written
 // before it can be trusted durable and the file is never "healed".
+//
+// Crash (crash.go) is the other fault: it drops every write not yet synced,
+// as a machine that loses power drops its page cache, and fails every later
+// operation. zkafkatest's Kill uses it on a broker's partition logs.
 package faultfs
 
 import (
@@ -26,11 +30,16 @@ var ErrInjected = errors.New("faultfs: injected I/O error")
 // FS is a segment.FS whose files fail once armed. The zero value is not
 // usable; call New. Its methods are safe for concurrent use.
 type FS struct {
+	// io is held shared by every WriteAt, Truncate and Sync while it
+	// runs, and exclusively by Crash, so that no write lands after Crash
+	// has dropped what was unsynced.
+	io sync.RWMutex
 	mu struct {
 		sync.Mutex
-		syncsLeft  int  // successful Syncs left before they fail; <0: no limit
-		failWrites bool // WriteAt fails too
-		syncs      int  // Syncs that succeeded
+		syncsLeft  int                   // successful Syncs left before they fail; <0: no limit
+		failWrites bool                  // WriteAt fails too
+		syncs      int                   // Syncs that succeeded
+		files      map[string]*fileState // what was written since each file's last Sync
 	}
 }
 
@@ -38,6 +47,7 @@ type FS struct {
 func New() *FS {
 	f := &FS{}
 	f.mu.syncsLeft = -1
+	f.mu.files = map[string]*fileState{}
 	return f
 }
 
@@ -88,14 +98,24 @@ func (f *FS) OpenFile(name string, flag int, perm fs.FileMode) (segment.File, er
 	if err != nil {
 		return nil, err
 	}
+	f.opened(name, file, flag)
 	return &faultFile{File: file, name: name, fs: f}, nil
 }
 
 // Remove implements segment.FS.
-func (f *FS) Remove(name string) error { return osFS.Remove(name) }
+func (f *FS) Remove(name string) error {
+	f.forget(name)
+	return osFS.Remove(name)
+}
 
 // Rename implements segment.FS.
-func (f *FS) Rename(oldname, newname string) error { return osFS.Rename(oldname, newname) }
+func (f *FS) Rename(oldname, newname string) error {
+	if err := osFS.Rename(oldname, newname); err != nil {
+		return err
+	}
+	f.renamed(oldname, newname)
+	return nil
+}
 
 // MkdirAll implements segment.FS.
 func (f *FS) MkdirAll(name string, perm fs.FileMode) error { return osFS.MkdirAll(name, perm) }
@@ -127,19 +147,44 @@ func (f *faultFile) OSFile() *os.File { return f.File.(segment.OSFiler).OSFile()
 
 // WriteAt writes unless the FS has failed a Sync.
 func (f *faultFile) WriteAt(p []byte, off int64) (int, error) {
+	f.fs.io.RLock()
+	defer f.fs.io.RUnlock()
 	if !f.fs.write() {
 		return 0, &fs.PathError{Op: "write", Path: f.name, Err: ErrInjected}
 	}
-	return f.File.WriteAt(p, off)
+	n, err := f.File.WriteAt(p, off)
+	f.fs.wrote(f.name, off, int64(n))
+	return n, err
+}
+
+// Truncate changes the file's size unless the FS has failed a Sync; the
+// new size counts as durable (see Crash).
+func (f *faultFile) Truncate(size int64) error {
+	f.fs.io.RLock()
+	defer f.fs.io.RUnlock()
+	if !f.fs.write() {
+		return &fs.PathError{Op: "truncate", Path: f.name, Err: ErrInjected}
+	}
+	if err := f.File.Truncate(size); err != nil {
+		return err
+	}
+	f.fs.truncated(f.name, size)
+	return nil
 }
 
 // Sync is the OS file's (fdatasync), or ErrInjected once the FS is armed
 // and its syncs spent.
 func (f *faultFile) Sync() error {
+	f.fs.io.RLock()
+	defer f.fs.io.RUnlock()
 	if !f.fs.sync() {
 		return &fs.PathError{Op: "sync", Path: f.name, Err: ErrInjected}
 	}
-	return f.File.Sync()
+	if err := f.File.Sync(); err != nil {
+		return err
+	}
+	f.fs.synced(f.name, f.File)
+	return nil
 }
 
 // Allocate extends the file as the segment log's own files do (without it

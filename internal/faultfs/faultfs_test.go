@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/zkafka/zkafka/store/segment"
 )
 
 // TestFailSyncsAfter: n Syncs succeed after FailSyncsAfter(n); then Sync,
@@ -44,5 +46,56 @@ func TestFailSyncsAfter(t *testing.T) {
 	}
 	if err := fs.SyncDir(dir); !errors.Is(err, ErrInjected) {
 		t.Fatalf("SyncDir after a failed Sync: %v", err)
+	}
+}
+
+// TestCrash: Crash cuts each file back to its size at its last Sync when
+// it was written past it (synced or not, closed or open), keeps a file
+// synced since its last write whole, and fails every later write.
+func TestCrash(t *testing.T) {
+	fs := New()
+	dir := t.TempDir()
+	open := func(name string) segment.File {
+		t.Helper()
+		f, err := fs.OpenFile(filepath.Join(dir, name), os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	write := func(f segment.File, off int64, s string) {
+		t.Helper()
+		if _, err := f.WriteAt([]byte(s), off); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b, c := open("a"), open("b"), open("c")
+	write(a, 0, "durable")
+	must(t, a.Sync())
+	write(a, 7, "-lost")
+	write(b, 0, "all synced")
+	must(t, b.Sync())
+	write(c, 0, "never synced")
+	must(t, c.Close()) // closing is no sync
+	must(t, fs.Crash())
+	for name, want := range map[string]string{"a": "durable", "b": "all synced", "c": ""} {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		must(t, err)
+		if string(got) != want {
+			t.Errorf("%s after Crash: %q, want %q", name, got, want)
+		}
+	}
+	if _, err := a.WriteAt([]byte("x"), 0); !errors.Is(err, ErrInjected) {
+		t.Fatalf("WriteAt after Crash: %v", err)
+	}
+	if err := b.Sync(); !errors.Is(err, ErrInjected) {
+		t.Fatalf("Sync after Crash: %v", err)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

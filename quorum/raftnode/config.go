@@ -112,6 +112,10 @@ type Config struct {
 	// segmentBytes is the segment size of the raft log; tests make it
 	// small so that compaction deletes files. Default 64 MiB.
 	segmentBytes int64
+	// memTail is how many applied entries stay in memory (memtail.go);
+	// tests make it small so that entries are read back from the log.
+	// Default memTailEntries.
+	memTail uint64
 }
 
 // PreVote and CheckQuorum are always on: a partitioned node cannot
@@ -148,6 +152,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.segmentBytes <= 0 {
 		c.segmentBytes = 64 << 20
+	}
+	if c.memTail == 0 {
+		c.memTail = memTailEntries
 	}
 	if c.openLog == nil {
 		size, fs := c.segmentBytes, c.LogFS

@@ -28,10 +28,11 @@
 //	| take one input, then everything already queued (group commit)     |
 //	| while rn.HasReady():                                              |
 //	|   rd := rn.Ready()                                                |
-//	|   1. apply rd.CommittedEntries that an earlier Ready fsynced      |
-//	|   2. persist: a snapshot file from the leader, rd.Entries         |
-//	|      (truncating a conflicting tail), ONE fsync of the log, the   |
-//	|      state file if term or vote changed                           |
+//	|   1. apply rd.CommittedEntries that an earlier Ready fsynced,     |
+//	|   2. while the persister goroutine persists (persist.go): a       |
+//	|      snapshot file from the leader, rd.Entries (truncating a      |
+//	|      conflicting tail), ONE fsync of the log, the state file if   |
+//	|      term or vote changed; the loop waits for it                  |
 //	|   3. send rd.Messages through the Transport                       |
 //	|   4. restore rd.Snapshot; apply the rest of rd.CommittedEntries   |
 //	|      (StateMachine.Apply; conf changes: rn.ApplyConfChange) and   |
@@ -52,6 +53,15 @@
 //   - Apply in order: entries are applied exactly once each, in index
 //     order, on the loop goroutine; applied only grows (a snapshot from
 //     the leader jumps it forward).
+//
+// # Elections
+//
+// PreVote and CheckQuorum are on. A Transport that sees a peer's last
+// connection close calls PeerClosed: if it was the leader, the follower
+// with the highest id among the other voters campaigns at once, as a
+// leadership transfer does (election.go), instead of waiting out an
+// election timeout; ZooKeeper's followers too start their election as
+// soon as their leader's socket closes.
 //
 // # Proposals
 //
@@ -83,10 +93,12 @@
 // snapshot that checks out + the log after it + the state file. The
 // segment log truncates a torn tail on open.
 //
-// Log compaction: after a snapshot at index i is on disk, raft's
-// MemoryStorage and the log drop the entries below i-SnapshotMargin (the
-// log deletes whole segments), and only the newest SnapshotRetain
-// snapshot files are kept. A follower that needs compacted entries gets
+// Log compaction: after a snapshot at index i is on disk, raft's first
+// index moves to i-SnapshotMargin, the log drops the entries below it (it
+// deletes whole segments), and only the newest SnapshotRetain snapshot
+// files are kept. Between snapshots the MemoryStorage holds only the last
+// 8192 or so applied entries (memtail.go); raft reads older ones, for a
+// follower that lags, back from the log. A follower that needs compacted entries gets
 // MsgSnap, whose Data is the snapshot file's bytes, read when raft asks
 // for it; the follower checks them, stores them as its own snapshot file,
 // resets its log and restores its state machine.

@@ -70,16 +70,21 @@ func (s *segLog) Append(ents []*raftpb.Entry) error {
 			return err
 		}
 	}
+	// One batch per entry, all written with one syscall.
+	s.buf = s.buf[:0]
 	for _, e := range ents {
 		s.payload = appendEntryPayload(s.payload[:0], e)
-		s.buf = segment.AppendBatch(s.buf[:0], s.payload, 1, 0)
-		off, err := s.log.Append(s.buf, 1, 0)
-		if err != nil {
-			return err
-		}
-		if uint64(off) != e.GetIndex() {
-			return fmt.Errorf("raftnode: entry %d was stored at offset %d", e.GetIndex(), off)
-		}
+		s.buf = segment.AppendBatch(s.buf, s.payload, 1, 0)
+	}
+	off, err := s.log.AppendBatches(s.buf)
+	if err != nil {
+		return err
+	}
+	if uint64(off) != first {
+		return fmt.Errorf("raftnode: entry %d was stored at offset %d", first, off)
+	}
+	if cap(s.buf) > 4<<20 {
+		s.buf = nil // a burst's buffer is not kept
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
 )
 
 // storage is the raft.Storage of a Node and its durable side: the
@@ -28,6 +29,15 @@ type storage struct {
 	// state is the content of the state file as last written.
 	// Invariant: Term and Vote equal raft's durable HardState.
 	state persistedState
+	// floor is where raft sees the log start (memtail.go); the
+	// MemoryStorage holds only the entries from a little below the
+	// applied index on.
+	floor floor
+	// snap is the metadata of the newest snapshot (local or received),
+	// what Snapshot answers with.
+	snap *raftpb.SnapshotMetadata
+	// tail is how many applied entries trimMemory keeps in memory.
+	tail uint64
 }
 
 // recovered is what openStorage found on disk.
@@ -59,7 +69,7 @@ func openStorage(cfg *Config) (*storage, *recovered, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	s := &storage{MemoryStorage: raft.NewMemoryStorage(), dir: cfg.Dir, log: lg, logger: cfg.Logger, state: *st}
+	s := &storage{MemoryStorage: raft.NewMemoryStorage(), dir: cfg.Dir, log: lg, logger: cfg.Logger, state: *st, tail: cfg.memTail}
 	if err := s.recover(rec); err != nil {
 		lg.Close()
 		return nil, nil, err
@@ -81,6 +91,7 @@ func (s *storage) recover(rec *recovered) error {
 	}
 	snapIndex := meta.GetIndex()
 	rec.applied = snapIndex
+	s.floor, s.snap = floor{snapIndex, meta.GetTerm()}, meta
 	if err := s.alignLog(snapIndex, meta.GetTerm()); err != nil {
 		return err
 	}
@@ -158,11 +169,11 @@ func (s *storage) alignLog(index, term uint64) error {
 // Snapshot implements raft.Storage: the metadata held in memory, with the
 // bytes of the snapshot file as Data (what MsgSnap carries).
 func (s *storage) Snapshot() (*raftpb.Snapshot, error) {
-	snap, err := s.MemoryStorage.Snapshot()
-	if err != nil || snap.GetMetadata().GetIndex() == 0 {
-		return snap, err
+	snap := &raftpb.Snapshot{Metadata: proto.Clone(s.snap).(*raftpb.SnapshotMetadata)}
+	if s.snap.GetIndex() == 0 {
+		return snap, nil
 	}
-	data, err := os.ReadFile(filepath.Join(s.dir, snapName(snap.GetMetadata().GetIndex())))
+	data, err := os.ReadFile(filepath.Join(s.dir, snapName(s.snap.GetIndex())))
 	if err != nil {
 		s.logger.Warn("raftnode: read snapshot to send", "err", err)
 		return nil, raft.ErrSnapshotTemporarilyUnavailable
@@ -230,29 +241,38 @@ func (s *storage) saveSnapshot(snap *raftpb.Snapshot) error {
 		return err
 	}
 	// The MemoryStorage keeps the metadata only; Snapshot reads the file.
-	return s.MemoryStorage.ApplySnapshot(&raftpb.Snapshot{Metadata: meta})
-}
-
-// compact records a snapshot taken locally at meta's index, drops the
-// entries below index-margin from memory and the log entries below both
-// that and keepFrom (the log keeps what the oldest retained snapshot needs,
-// so Start can fall back to it if a newer one is damaged).
-func (s *storage) compact(meta *raftpb.SnapshotMetadata, margin, keepFrom uint64) error {
-	_, err := s.MemoryStorage.CreateSnapshot(meta.GetIndex(), meta.GetConfState(), nil)
-	if errors.Is(err, raft.ErrSnapOutOfDate) {
-		return nil // a newer snapshot came from the leader meanwhile
-	}
-	if err != nil {
+	if err := s.MemoryStorage.ApplySnapshot(&raftpb.Snapshot{Metadata: meta}); err != nil {
 		return err
 	}
+	s.floor, s.snap = floor{meta.GetIndex(), meta.GetTerm()}, meta
+	return nil
+}
+
+// compact records a snapshot taken locally at meta's index, moves the
+// floor (raft's first index) to index-margin, drops the entries below it
+// from memory, and the log entries below both that and keepFrom (the log
+// keeps what the oldest retained snapshot needs, so Start can fall back
+// to it if a newer one is damaged).
+func (s *storage) compact(meta *raftpb.SnapshotMetadata, margin, keepFrom uint64) error {
+	if meta.GetIndex() <= s.snap.GetIndex() {
+		return nil // a newer snapshot came from the leader meanwhile
+	}
+	s.snap = meta
 	if meta.GetIndex() <= margin {
 		return nil
 	}
 	at := meta.GetIndex() - margin
-	if first, _ := s.MemoryStorage.FirstIndex(); at > first {
-		if err := s.MemoryStorage.Compact(at); err != nil {
+	if at > s.floor.index {
+		term, err := s.Term(at)
+		if err != nil {
 			return err
 		}
+		if first, _ := s.MemoryStorage.FirstIndex(); at >= first {
+			if err := s.MemoryStorage.Compact(at); err != nil {
+				return err
+			}
+		}
+		s.floor = floor{at, term}
 	}
 	if at = min(at, keepFrom); at > s.log.FirstIndex() {
 		return s.log.Compact(at)

@@ -6,7 +6,8 @@
 # and getData of 100-byte values at 32 sessions spread over the servers
 # (5 s each; ops/s, p50/p99, zkafka/Apache ratios), then five rounds of
 # leader kill -9 under writers on the followers: time to a new leader and
-# to the first acknowledged write. About 2-3 minutes. Servers listen on
+# to the first acknowledged write; and the leader changes seen under load
+# (no server killed; false elections). About 2-3 minutes. Servers listen on
 # 127.0.0.1 only and are stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

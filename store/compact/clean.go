@@ -133,7 +133,8 @@ var ErrBufferTooSmall = errors.New("compact: log.cleaner.dedupe.buffer.size too 
 // that retention or truncation changed it meanwhile (try again later).
 func Clean(l *segment.Log, p Plan, o Options) (int64, Stats, error) {
 	var st Stats
-	end, err := buildMap(l, p, o, &st)
+	aborted := newAbortedRanges(l.AbortedTxns(l.StartOffset(), p.FirstUncleanable))
+	end, err := buildMap(l, p, o, aborted, &st)
 	if err != nil {
 		return p.FirstDirty, st, err
 	}
@@ -141,7 +142,7 @@ func Clean(l *segment.Log, p Plan, o Options) (int64, Stats, error) {
 		return end, st, nil
 	}
 	f := &filter{m: o.Map, end: end, now: o.Now.UnixMilli(), retention: o.DeleteRetention.Milliseconds(),
-		producers: o.Producers, ongoing: map[int64]bool{}, stats: &st}
+		producers: o.Producers, ongoing: map[int64]bool{}, aborted: aborted, stats: &st}
 	for _, g := range groupSegments(l.ClosedSegments(), end, o.SegmentBytes) {
 		if err := cleanGroup(l, g, f, &o, &st); err != nil {
 			return p.FirstDirty, st, err
@@ -154,8 +155,9 @@ func Clean(l *segment.Log, p Plan, o Options) (int64, Stats, error) {
 }
 
 // buildMap puts the keys of the dirty range into the map and returns the
-// offset after the last batch it covers.
-func buildMap(l *segment.Log, p Plan, o Options, st *Stats) (int64, error) {
+// offset after the last batch it covers. Records of aborted transactions
+// are left out.
+func buildMap(l *segment.Log, p Plan, o Options, aborted abortedRanges, st *Stats) (int64, error) {
 	m := o.Map
 	m.Clear()
 	end := p.FirstDirty
@@ -182,7 +184,7 @@ func buildMap(l *segment.Log, p Plan, o Options, st *Stats) (int64, error) {
 			if o.aborted() {
 				return ErrAborted
 			}
-			if !b.Control() {
+			if !b.Control() && !aborted.contains(b) {
 				it, err := kproto.Records(b, scratch[:0])
 				scratch = it.Scratch()
 				if err != nil {

@@ -34,10 +34,13 @@
 //	              recompressed with their codec;
 //	            - transaction markers stay while data of their transaction
 //	              is in the log; then they get a delete horizon and go
-//	              after it (zkafka has no transaction index, so aborted
-//	              data is not removed, and an abort marker is kept as a
-//	              commit marker is, which keeps read_committed readers
-//	              right).
+//	              after it. The records of aborted transactions (the log's
+//	              .txnindex) are left out of the offset map, so they never
+//	              shadow a committed record of their key, and removed; their
+//	              ABORT marker and its .txnindex entry stay while a cleaning
+//	              finds data of the transaction (segment/clean.go keeps the
+//	              entries of the markers kept). The broker cleans only below
+//	              the last stable offset.
 //	         3. the new checkpoint is end (cleaner-offset-checkpoint,
 //	            kept by the broker).
 //

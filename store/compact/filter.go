@@ -17,9 +17,8 @@ type ProducerLast struct {
 }
 
 // filter decides, batch by batch, what a cleaning keeps: Kafka's
-// Cleaner.cleanInto with MemoryRecords.filterTo, for magic 2 batches and a
-// log without aborted transactions (zkafka has no transaction index; see
-// doc.go).
+// Cleaner.cleanInto with MemoryRecords.filterTo, for magic 2 batches;
+// the records of aborted transactions (aborted, from the .txnindex) go.
 type filter struct {
 	m         *OffsetMap
 	end       int64 // offsets >= end were not in the map: kept
@@ -30,6 +29,7 @@ type filter struct {
 	// their last marker: a marker is removable only once its
 	// transaction has no data left (Kafka's ongoingCommittedTxns).
 	ongoing map[int64]bool
+	aborted abortedRanges
 
 	kept    []keptRecord
 	records []byte // scratch: the kept records, uncompressed
@@ -66,10 +66,11 @@ func (f *filter) batch(b kproto.Batch) ([]byte, error) {
 	maxTs := int64(math.MinInt64)
 	// The kept records alias f.scratch (or b) until the next batch.
 	f.kept = f.kept[:0]
+	discard := f.aborted.contains(b)
 	for r, ok := it.Next(); ok; r, ok = it.Next() {
 		total++
 		off := b.BaseOffset() + int64(r.OffsetDelta)
-		if !f.keep(off, r.Key, r.Value, hasHorizon, horizon) {
+		if discard || !f.keep(off, r.Key, r.Value, hasHorizon, horizon) {
 			continue
 		}
 		ts := b.FirstTimestamp() + r.TimestampDelta
@@ -167,9 +168,10 @@ func (f *filter) control(b kproto.Batch) ([]byte, error) {
 		if !ok {
 			return nil, it.Err()
 		}
-		// Key: version int16 | type int16 (0 abort, 1 commit). Without
-		// a transaction index an abort is treated as a commit: its marker
-		// stays while its (not removed) data does.
+		// Key: version int16 | type int16 (0 abort, 1 commit). Either
+		// marker stays while this cleaning found data of its transaction
+		// (an aborted one's data is removed now, so its marker goes at a
+		// later cleaning, as in Kafka).
 		if len(r.Key) >= 4 && binary.BigEndian.Uint16(r.Key[2:]) <= 1 {
 			canDiscard = !f.ongoing[b.ProducerID()]
 			delete(f.ongoing, b.ProducerID())

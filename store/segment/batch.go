@@ -27,6 +27,8 @@ const (
 	logOverhead = offLeaderEpoch
 	// batchMagic is the only record batch version the log accepts.
 	batchMagic = 2
+	// attrControl is the attributes bit of a transaction marker batch.
+	attrControl = 0x20
 	// maxBatchSize bounds batchLength when recovering, so a corrupt length
 	// can never make the log read or skip past int32 positions.
 	maxBatchSize = 1<<31 - 1 - logOverhead

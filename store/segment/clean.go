@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -23,12 +24,21 @@ import (
 // The swap is crash safe, in steps that each leave the directory in a
 // state Open finishes or undoes:
 //
-//	1. B.log.cleaned, B.index.cleaned, B.timeindex.cleaned written, fsynced
+//	1. B.log.cleaned, B.index.cleaned, B.timeindex.cleaned (and
+//	   B.txnindex.cleaned when a replaced segment has aborted-transaction
+//	   entries) written, fsynced
 //	2. B.swap.tmp ("B E\n": replaces the segments with base in [B, E))
 //	   fsynced, renamed to B.swap, directory fsynced   <- the commit point
 //	3. the old segments in (B, E) deleted, newest first
-//	4. B.index.cleaned, B.timeindex.cleaned, then B.log.cleaned renamed
-//	   over B.index, B.timeindex, B.log; directory fsynced
+//	4. B.index.cleaned, B.timeindex.cleaned, B.txnindex.cleaned, then
+//	   B.log.cleaned renamed over B.index, B.timeindex, B.txnindex, B.log;
+//	   directory fsynced
+//
+// The new .txnindex keeps the entries of the replaced segments whose ABORT
+// marker the rewrite kept with its record: an entry whose marker the
+// cleaner dropped (no data of its transaction was left) goes with it, as
+// in Kafka's cleaner, so that readers do not skip the producer's later
+// batches waiting for a marker that is gone.
 //	5. B.swap deleted, directory fsynced
 //
 // Open without B.swap deletes every *.cleaned and *.swap.tmp file (the old
@@ -128,7 +138,10 @@ type Rewrite struct {
 	olds []*segment // the segments replaced, consecutive
 	end  int64      // base offset of the segment after them
 	buf  []byte
-	done bool
+	// markers are the last offsets of the control batches with a record
+	// that were kept (the .txnindex entries that stay).
+	markers map[int64]bool
+	done    bool
 }
 
 // BeginRewrite starts a rewrite of the consecutive closed segments from
@@ -151,7 +164,7 @@ func (l *Log) BeginRewrite(first, end int64) (*Rewrite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("segment: create cleaned segment %d in %s: %w", first, l.dir, err)
 	}
-	s.logPath, s.offPath, s.tiPath = s.logPath+cleanedSuffix, s.offPath+cleanedSuffix, s.tiPath+cleanedSuffix
+	s.logPath, s.offPath, s.tiPath, s.txnPath = s.logPath+cleanedSuffix, s.offPath+cleanedSuffix, s.tiPath+cleanedSuffix, s.txnPath+cleanedSuffix
 	olds := append([]*segment(nil), segs[i:j]...)
 	return &Rewrite{l: l, s: s, olds: olds, end: end}, nil
 }
@@ -176,6 +189,12 @@ func (w *Rewrite) Append(batch []byte) error {
 		return fmt.Errorf("segment: write %s: %w", s.logPath, err)
 	}
 	s.indexBatch(pos, last, batchMaxTimestamp(batch), int64(len(batch)), w.l.interval())
+	if binary.BigEndian.Uint16(batch[offAttributes:])&attrControl != 0 && binary.BigEndian.Uint32(batch[offRecordCount:]) > 0 {
+		if w.markers == nil {
+			w.markers = map[int64]bool{}
+		}
+		w.markers[last] = true
+	}
 	s.size.Store(pos + int64(len(batch)))
 	s.next.Store(last + 1)
 	return nil
@@ -209,7 +228,10 @@ func (w *Rewrite) Commit() error {
 	var err error
 	w.buf, _, err = s.writeIndexes(w.buf, nil)
 	if err == nil {
-		err = s.syncFiles()
+		err = w.writeTxnIndex()
+	}
+	if err == nil {
+		err = s.syncAll(l.fs)
 	}
 	if err != nil {
 		w.Abort()
@@ -234,7 +256,7 @@ func (w *Rewrite) Commit() error {
 	// Committed: from here on a failure is finished by the next Open.
 	w.done = true
 	err = finishSwap(l.fs, l.dir, w.olds[0].base, w.end, basesOf(w.olds[1:]))
-	s.logPath, s.offPath, s.tiPath = finalPath(s.logPath), finalPath(s.offPath), finalPath(s.tiPath)
+	s.logPath, s.offPath, s.tiPath, s.txnPath = finalPath(s.logPath), finalPath(s.offPath), finalPath(s.tiPath), finalPath(s.txnPath)
 	s.ix.offWritten, s.ix.timWritten = len(s.ix.off), len(s.ix.tim)
 	s.next.Store(w.end)
 	s.fileEnd = s.size.Load()
@@ -249,6 +271,42 @@ func (w *Rewrite) Commit() error {
 		l.mu.syncErr = fmt.Errorf("segment: finishing the swap of segment %d: %w", w.olds[0].base, err)
 		return l.mu.syncErr
 	}
+	return nil
+}
+
+// writeTxnIndex writes the new segment's .txnindex.cleaned when one of
+// the replaced segments has entries: those whose marker was kept (an
+// empty file when none was, so that the rename replaces B.txnindex).
+func (w *Rewrite) writeTxnIndex() error {
+	var keep []AbortedTxn
+	had := false
+	for _, o := range w.olds {
+		for _, e := range o.abortedTxns() {
+			had = true
+			if w.markers[e.LastOffset] {
+				keep = append(keep, e)
+			}
+		}
+	}
+	if !had {
+		return nil
+	}
+	b := make([]byte, 0, len(keep)*txnEntrySize)
+	for _, e := range keep {
+		b = appendTxnEntry(b, e)
+	}
+	f, err := w.l.fs.OpenFile(w.s.txnPath, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(b, 0)
+	if err = errors.Join(err, f.Close()); err != nil {
+		return err
+	}
+	if len(keep) > 0 {
+		w.s.aborted.Store(&keep)
+	}
+	w.s.txnDirty = true
 	return nil
 }
 
@@ -312,13 +370,13 @@ func writeSwapFile(fsys FS, dir string, base, end int64) error {
 // redone after a crash.
 func finishSwap(fsys FS, dir string, base, end int64, olds []int64) error {
 	for i := len(olds) - 1; i >= 0; i-- {
-		for _, ext := range []string{".log", ".index", ".timeindex"} {
+		for _, ext := range []string{".log", ".index", ".timeindex", txnIndexExt} {
 			if err := fsys.Remove(filepath.Join(dir, segmentName(olds[i], ext))); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return err
 			}
 		}
 	}
-	for _, ext := range []string{".index", ".timeindex", ".log"} {
+	for _, ext := range []string{".index", ".timeindex", txnIndexExt, ".log"} {
 		p := filepath.Join(dir, segmentName(base, ext))
 		if err := fsys.Rename(p+cleanedSuffix, p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err

@@ -35,6 +35,7 @@
 //	  00000000000000001337.log        the active segment: appends go here
 //	  00000000000000001337.index
 //	  00000000000000001337.timeindex
+//	  00000000000000001337.txnindex   aborted transactions (txnindex.go), once one is
 //	  log-start-offset                the start offset set by SetStartOffset ("1200\n")
 //	  00000000000000000000.log.cleaned  a rewrite in progress (clean.go), with
 //	  00000000000000000000.swap         .index.cleaned, .timeindex.cleaned and
@@ -69,6 +70,8 @@
 //     published after the write, and NextOffset after that.
 //   - Index entries are kept in memory and written to the files on Roll and
 //     Close; Sync fsyncs only the active .log, whose indexes Open rebuilds.
+//     Abandon closes as a killed process leaves the files (no index write,
+//     trim or fsync), for a harness's kill -9 (broker.Kill).
 //   - StartOffset >= the first segment's base offset; it is persisted before
 //     segments below it are deleted.
 //

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -169,6 +170,11 @@ func (l *Log) interval() int64      { return int64(l.opts.IndexIntervalBytes) }
 func (l *Log) createSegment(base int64) (*segment, error) {
 	s, err := openSegmentFiles(l.fs, l.dir, base, true)
 	if err != nil {
+		return nil, fmt.Errorf("segment: create segment %d in %s: %w", base, l.dir, err)
+	}
+	// A .txnindex left at this base by an earlier segment is not this one's.
+	if err := l.fs.Remove(s.txnPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		s.release()
 		return nil, fmt.Errorf("segment: create segment %d in %s: %w", base, l.dir, err)
 	}
 	s.created = l.now()
@@ -400,7 +406,7 @@ func (l *Log) syncAllLocked() error {
 	s := l.active()
 	err := l.writeIndexesLocked(s)
 	if err == nil {
-		err = s.syncFiles()
+		err = s.syncAll(l.fs)
 	}
 	if err != nil {
 		return l.failSyncLocked(s, err)
@@ -450,17 +456,20 @@ func (l *Log) flusher() {
 // still hold through a FileRange stay open until released. Close returns
 // the fsync error (or the sticky one of an earlier failed fsync), if any;
 // later calls return nil.
-func (l *Log) Close() error {
+func (l *Log) Close() error { return l.close(true) }
+
+// close is Close, or with clean false Abandon (abandon.go).
+func (l *Log) close(clean bool) error {
 	l.mu.Lock()
 	if l.closed.Load() {
 		l.mu.Unlock()
 		return nil
 	}
 	err := l.mu.syncErr
-	if err == nil {
+	if err == nil && clean {
 		err = l.trimLocked(l.active())
 	}
-	if err == nil {
+	if err == nil && clean {
 		err = l.syncAllLocked()
 	}
 	l.closed.Store(true)

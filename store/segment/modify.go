@@ -158,6 +158,9 @@ func (l *Log) cutLocked(s *segment, pos, end int64, found bool) error {
 	if err != nil {
 		return fmt.Errorf("segment: truncate indexes of %s: %w", s.logPath, err)
 	}
+	if err := l.cutTxnIndexLocked(s, end); err != nil {
+		return fmt.Errorf("segment: truncate %s: %w", s.txnPath, err)
+	}
 	return l.rescanTail(s, pos, end, found)
 }
 

@@ -147,6 +147,9 @@ func (l *Log) loadSegments(defaultBase int64) ([]*segment, error) {
 		} else {
 			err = l.loadClosed(s, bases[i+1])
 		}
+		if err == nil {
+			err = l.loadTxnIndex(s)
+		}
 		if err != nil {
 			return fail(err)
 		}

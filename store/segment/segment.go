@@ -20,8 +20,12 @@ import (
 type segment struct {
 	base                     int64 // offset of the first batch; the file name
 	logPath, offPath, tiPath string
-	log, offFile, timFile    File
-	osFile                   *os.File // log's OS file for sendfile, or nil
+	// txnPath is the aborted-transaction index (txnindex.go), a file that
+	// exists only once an entry was written; aborted its entries.
+	txnPath               string
+	aborted               atomic.Pointer[[]AbortedTxn]
+	log, offFile, timFile File
+	osFile                *os.File // log's OS file for sendfile, or nil
 
 	// size is the committed size of the .log file.
 	// Invariant: [0,size) holds only whole, valid batches; it is stored
@@ -44,6 +48,7 @@ type segment struct {
 	bytesSinceIndex int64     // bytes appended since the last index entry
 	created         time.Time // for SegmentAge
 	dirtyTail       bool      // a failed write may have left bytes past size
+	txnDirty        bool      // .txnindex entries written since its last fsync
 	// fileEnd is the size of the .log file when it is the active segment:
 	// size plus the preallocated zeros (Options.PreallocateBytes).
 	fileEnd int64
@@ -59,6 +64,7 @@ func openSegmentFiles(fsys FS, dir string, base int64, truncate bool) (*segment,
 		logPath: filepath.Join(dir, segmentName(base, ".log")),
 		offPath: filepath.Join(dir, segmentName(base, ".index")),
 		tiPath:  filepath.Join(dir, segmentName(base, ".timeindex")),
+		txnPath: filepath.Join(dir, segmentName(base, txnIndexExt)),
 	}
 	flag := os.O_RDWR | os.O_CREATE
 	if truncate {
@@ -106,10 +112,10 @@ func (s *segment) release() {
 	}
 }
 
-// remove unlinks the three files (open descriptors stay valid).
+// remove unlinks the segment's files (open descriptors stay valid).
 func (s *segment) remove(fsys FS) error {
 	var errs []error
-	for _, p := range []string{s.logPath, s.offPath, s.tiPath} {
+	for _, p := range []string{s.logPath, s.offPath, s.tiPath, s.txnPath} {
 		if err := fsys.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}
@@ -168,6 +174,11 @@ func (s *segment) writeIndexes(offBuf, timBuf []byte) ([]byte, []byte, error) {
 // syncFiles fsyncs the log and both indexes.
 func (s *segment) syncFiles() error {
 	return errors.Join(s.log.Sync(), s.offFile.Sync(), s.timFile.Sync())
+}
+
+// syncAll fsyncs the segment's files, its .txnindex too.
+func (s *segment) syncAll(fsys FS) error {
+	return errors.Join(s.syncFiles(), s.syncTxnIndex(fsys))
 }
 
 // hdrPool holds header buffers for readers (a stack array passed to an

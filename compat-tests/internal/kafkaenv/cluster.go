@@ -2,12 +2,15 @@ package kafkaenv
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+
 	"github.com/zkafka/zkafka/broker"
+	"github.com/zkafka/zkafka/zkafkatest"
 )
 
 // Cluster is n brokers (ids 1..n) on one chroot, each with its own data
@@ -22,9 +25,11 @@ func StartCluster(t testing.TB, n int, opts ...Option) *Cluster {
 	t.Helper()
 	chroot := "/" + randName("cluster-")
 	cl := &Cluster{}
+	zc := zkafkatest.StartCluster(t, zkafkatest.ExternalZooKeeper(zkAddr), zkafkatest.Chroot(chroot),
+		zkafkatest.Brokers(0), zkafkatest.Logger(slog.New(baseHandler())))
 	for i := 1; i <= n; i++ {
 		id := int32(i)
-		o := append([]Option{func(o *options) { o.chroot = chroot }}, opts...)
+		o := append([]Option{func(o *options) { o.chroot, o.cluster = chroot, zc }}, opts...)
 		o = append(o, Configure(func(c *broker.Config) { c.BrokerID = id }))
 		cl.Brokers = append(cl.Brokers, Start(t, o...))
 	}
@@ -64,7 +69,7 @@ func (cl *Cluster) Broker(id int32) *Env { return cl.Brokers[id-1] }
 func (cl *Cluster) Seeds() []string {
 	var out []string
 	for _, e := range cl.Brokers {
-		if e.b != nil {
+		if e.running {
 			out = append(out, e.Addr)
 		}
 	}

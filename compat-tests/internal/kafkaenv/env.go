@@ -13,7 +13,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/zkafka/zkafka/broker"
+	"github.com/zkafka/zkafka/zkafkatest"
 )
 
 // Env is one broker on its own chroot and data directory, stopped at the
@@ -29,8 +31,8 @@ type Env struct {
 	Addrs []string
 	Logs  *Logs // the broker's warnings and errors
 
-	b      *broker.Broker
-	served chan error
+	cl      *zkafkatest.Cluster // the broker's cluster (StartCluster's, or its own)
+	running bool
 	// unreachable: the controller cannot reach it (Unreachable).
 	unreachable bool
 	panics      atomic.Int64
@@ -45,6 +47,7 @@ type options struct {
 	mods         []func(*broker.Config)
 	verboseLogs  bool
 	unreachable  func(*broker.Config) bool
+	cluster      *zkafkatest.Cluster // StartCluster's; nil: Start makes one
 }
 
 // Unreachable names the brokers (by their config) that the controller
@@ -79,6 +82,8 @@ func Configure(mods ...func(*broker.Config)) Option {
 
 // Start starts a broker on 127.0.0.1 port 0, waits until it accepts
 // connections, and stops it when the test ends. Main must run the tests.
+// The broker runs in a zkafkatest cluster on the package's ZooKeeper
+// under its chroot (StartCluster's brokers share one).
 func Start(t testing.TB, opts ...Option) *Env {
 	t.Helper()
 	if zkAddr == "" {
@@ -91,6 +96,11 @@ func Start(t testing.TB, opts ...Option) *Env {
 	e := &Env{T: t, Chroot: "/" + randName(o.chrootPrefix), Logs: &Logs{verbose: o.verboseLogs}}
 	if o.chroot != "" {
 		e.Chroot = o.chroot
+	}
+	e.cl = o.cluster
+	if e.cl == nil {
+		e.cl = zkafkatest.StartCluster(t, zkafkatest.ExternalZooKeeper(zkAddr), zkafkatest.Chroot(e.Chroot),
+			zkafkatest.Brokers(0), zkafkatest.Logger(slog.New(baseHandler())))
 	}
 	e.Config = broker.DefaultConfig(t.TempDir())
 	e.Config.Listeners = []string{"PLAINTEXT://127.0.0.1:0"}
@@ -112,27 +122,18 @@ func randName(prefix string) string {
 }
 
 // Start starts the broker again after Stop, on the same data directory and
-// config, and waits until it accepts connections on its new Addr.
+// config (its changes since taken), and waits until it accepts connections
+// at Addr, which stays the same (the cluster's link to it).
 func (e *Env) Start() {
 	e.T.Helper()
 	log := slog.New(&logHandler{logs: e.Logs, panics: &e.panics, next: baseHandler()})
-	b, err := broker.New(e.Config, log)
-	if err != nil {
-		e.T.Fatalf("broker.New: %v", err)
-	}
-	var ls []net.Listener
-	e.Addrs = nil
-	for range max(1, len(e.Config.Listeners)) {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			e.T.Fatal(err)
-		}
-		ls = append(ls, l)
-		e.Addrs = append(e.Addrs, l.Addr().String())
-	}
 	registered := e.Logs.Count("INFO broker registered")
-	e.b, e.Addr, e.served = b, e.Addrs[0], make(chan error, 1)
-	go func() { e.served <- b.ServeListeners(ls) }()
+	if err := e.cl.StartBroker(e.Config, log); err != nil {
+		e.T.Fatalf("kafkaenv: starting broker %d: %v", e.Config.BrokerID, err)
+	}
+	e.running = true
+	e.Addrs = e.cl.ListenerAddrs(e.Config.BrokerID)
+	e.Addr = e.Addrs[0]
 	e.waitAccepting()
 	e.waitRegistered(registered)
 	if !e.unreachable {
@@ -201,28 +202,40 @@ func (e *Env) waitAccepting() {
 // Stop shuts the broker down (if it runs) and fails the test if it did not
 // shut down cleanly or if it or the quorum server recovered from a panic.
 func (e *Env) Stop() {
-	if e.b == nil {
+	if !e.running {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := e.b.Shutdown(ctx); err != nil {
-		e.T.Errorf("Shutdown: %v", err)
-	}
-	if err := <-e.served; err != broker.ErrServerClosed {
-		e.T.Errorf("Serve returned %v, want ErrServerClosed", err)
+	e.running = false
+	if err := e.cl.Stop(zkafkatest.Broker(e.Config.BrokerID)); err != nil {
+		e.T.Errorf("stopping broker %d: %v", e.Config.BrokerID, err)
 	}
 	if n := e.panics.Swap(0) + quorumPanics.Swap(0); n > 0 {
 		e.T.Errorf("the broker recovered from %d panics (run with ZKAFKA_TEST_LOG=1)", n)
 	}
-	e.b = nil
 }
 
 // Broker is the running broker (nil while stopped).
-func (e *Env) Broker() *broker.Broker { return e.b }
+func (e *Env) Broker() *broker.Broker { return e.cl.RunningBroker(e.Config.BrokerID) }
 
-// Restart stops the broker and starts it again on the same data, on a new
-// port 0 address.
+// Cluster is the zkafkatest cluster the broker runs in, for its faults
+// (Kill, Pause, Cut, interception).
+func (e *Env) Cluster() *zkafkatest.Cluster { return e.cl }
+
+// Move stops the broker and starts it again on the same data and chroot
+// at new addresses, as a broker moved to another host: in a new zkafkatest
+// cluster, whose links are new. Only for a broker of its own (Start, not
+// StartCluster: the others would lose their links to it).
+func (e *Env) Move() {
+	e.T.Helper()
+	e.Stop()
+	e.cl = zkafkatest.StartCluster(e.T, zkafkatest.ExternalZooKeeper(zkAddr), zkafkatest.Chroot(e.Chroot),
+		zkafkatest.Brokers(0), zkafkatest.Logger(slog.New(baseHandler())))
+	e.T.Cleanup(e.Stop) // before the new cluster closes
+	e.Start()
+}
+
+// Restart stops the broker and starts it again on the same data, at the
+// same addresses.
 func (e *Env) Restart() {
 	e.Stop()
 	e.Start()

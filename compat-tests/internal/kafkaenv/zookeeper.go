@@ -2,13 +2,11 @@ package kafkaenv
 
 import (
 	"log/slog"
-	"net"
 	"os"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/zkafka/zkafka/quorum"
+	"github.com/zkafka/zkafka/zkafkatest"
 )
 
 // zkAddr is the ZooKeeper every broker uses, each under its own chroot.
@@ -46,27 +44,13 @@ func startZooKeeper() (string, func(), error) {
 }
 
 // startQuorum starts zkafka's own ZooKeeper server in process, standalone,
-// on 127.0.0.1 port 0.
+// on 127.0.0.1 port 0: a zkafkatest cluster without brokers, whose
+// ZooKeeper the tests' brokers share, each cluster under its chroot.
 func startQuorum() (string, func(), error) {
-	dir, err := os.MkdirTemp("", "kafkaenv-zk-")
-	if err != nil {
-		return "", nil, err
-	}
-	cfg := quorum.DefaultConfig(dir)
-	cfg.ClientPort, cfg.ClientPortAddress = 0, "127.0.0.1"
-	cfg.TickTime = 500 * time.Millisecond
-	cfg.MaxClientCnxns = 0
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		os.RemoveAll(dir)
-		return "", nil, err
-	}
 	log := slog.New(&logHandler{panics: &quorumPanics, next: baseHandler()})
-	srv, err := quorum.StartWithListener(cfg, log, l)
+	cl, err := zkafkatest.Start(zkafkatest.Brokers(0), zkafkatest.Logger(log))
 	if err != nil {
-		l.Close()
-		os.RemoveAll(dir)
 		return "", nil, err
 	}
-	return l.Addr().String(), func() { srv.Close(); os.RemoveAll(dir) }, nil
+	return cl.ZooKeeper(), func() { cl.Close() }, nil
 }

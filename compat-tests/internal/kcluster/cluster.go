@@ -13,7 +13,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkafka/zkafka/compat-tests/internal/benchkit"
-	"github.com/zkafka/zkafka/compat-tests/internal/faultproxy"
+	"github.com/zkafka/zkafka/internal/faultproxy"
 )
 
 // Options shape a cluster; the zero value is the fault tests' cluster.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/zkafka/zkafka/compat-tests/internal/faultproxy"
+	"github.com/zkafka/zkafka/internal/faultproxy"
 )
 
 func TestMain(m *testing.M) { Main(m) }

@@ -39,13 +39,13 @@ const headerTimeout = 10 * time.Second
 // Proxy forwards connections from 127.0.0.1:port to a target; see the
 // package doc.
 type Proxy struct {
-	target string
-	kafka  bool
-	ln     net.Listener
-	wg     sync.WaitGroup
+	kafka bool
+	ln    net.Listener
+	wg    sync.WaitGroup
 
 	mu struct {
 		sync.Mutex
+		target       string          // "": down, every connection reset (SetTarget)
 		rules        map[string]Mode // client id prefix ("" = all) → mode
 		replicaRules map[int32]Mode  // replica id of Fetch requests → mode
 		delay        time.Duration
@@ -60,6 +60,17 @@ type Proxy struct {
 // New starts a proxy to target (host:port) on 127.0.0.1 port 0.
 func New(target string) (*Proxy, error) { return start(target, false) }
 
+// NewAt is New listening on addr (host:port; port 0 picks a free one),
+// for a proxy whose address must be known before its target is: a
+// target "" resets every connection until SetTarget names one.
+func NewAt(addr, target string) (*Proxy, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return serve(ln, target, false), nil
+}
+
 // NewKafka is New for Kafka connections: it reads each connection's first
 // request header to learn its client id (see CutClients).
 func NewKafka(target string) (*Proxy, error) { return start(target, true) }
@@ -73,7 +84,8 @@ func start(target string, kafka bool) (*Proxy, error) {
 }
 
 func serve(ln net.Listener, target string, kafka bool) *Proxy {
-	p := &Proxy{target: target, kafka: kafka, ln: ln}
+	p := &Proxy{kafka: kafka, ln: ln}
+	p.mu.target = target
 	p.mu.rules = map[string]Mode{}
 	p.mu.replicaRules = map[int32]Mode{}
 	p.mu.replicaSeen = map[int32]int{}
@@ -91,8 +103,12 @@ func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 // Port is the proxy's listen port.
 func (p *Proxy) Port() int { return p.ln.Addr().(*net.TCPAddr).Port }
 
-// Target is the address the proxy forwards to.
-func (p *Proxy) Target() string { return p.target }
+// Target is the address the proxy forwards to ("": none, see SetTarget).
+func (p *Proxy) Target() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mu.target
+}
 
 // Cut applies mode to every connection, open and new.
 func (p *Proxy) Cut(mode Mode) { p.CutClients("", mode) }
@@ -282,7 +298,12 @@ func (p *Proxy) handle(nc net.Conn) {
 		c.close(true) // refused (or the proxy closed)
 		return
 	}
-	sc, err := net.DialTimeout("tcp", p.target, 5*time.Second)
+	target := p.Target()
+	if target == "" {
+		c.close(true) // down: refused, as at a dead process's port
+		return
+	}
+	sc, err := net.DialTimeout("tcp", target, 5*time.Second)
 	if err != nil {
 		c.close(true) // the target is down: the client sees a reset
 		return

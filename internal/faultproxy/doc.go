@@ -1,7 +1,16 @@
-// Package faultproxy is a fault-injecting TCP proxy for process-level
-// tests: it listens on 127.0.0.1 (port 0), forwards every connection to one
+// Package faultproxy is a fault-injecting TCP proxy: it listens on
+// 127.0.0.1 (port 0, or NewAt's address), forwards every connection to one
 // target, and on command cuts, heals or delays traffic, so a test can
-// partition a broker from its peers without touching the broker.
+// partition a broker from its peers without touching the broker. It is the
+// one proxy of the tree: zkafkatest's links (one per direction of each
+// pair of members) are faultproxy proxies, and so are the proxies the
+// process-level tests (compat-tests/internal/kcluster) put in front of
+// their brokers' inter-broker listeners.
+//
+// A proxy's target can move (SetTarget: a restarted server listens
+// elsewhere) or be down (""): its connections are then reset, as a dead
+// process's port resets them. Reset ends the open connections and keeps
+// the rules; Open, Seen and SeenReplica count connections.
 //
 // A cut has two modes, as a network failure has:
 //
