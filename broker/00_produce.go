@@ -232,7 +232,10 @@ func (c *conn) producePartition(req *kproto.ProduceRequest, t *topic, rp *kproto
 		}
 		return fail(kproto.CodeCorruptMessage, "%v", err)
 	}
-	minISR := c.b.minInsyncReplicas(t)
+	minISR := 0 // only acks=all needs it (and reading it allocates)
+	if req.Acks == -1 {
+		minISR = c.b.minInsyncReplicas(t)
+	}
 	if n := part.isrSize(); req.Acks == -1 && n < minISR {
 		return fail(kproto.CodeNotEnoughReplicas, "The size of the current ISR %d is insufficient to satisfy the min.isr requirement of %d for partition %s-%d", n, minISR, t.name, rp.Partition)
 	}

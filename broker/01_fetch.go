@@ -84,6 +84,12 @@ type fetchState struct {
 	topics  []*topic
 	w       kproto.FetchResponseWriter
 	session fetchSessionState
+	// The long poll's wake-up channel, timer and parked partitions, made
+	// once per connection (waitForData): a consumer at the log end parks
+	// on most of its fetches.
+	wake   chan struct{}
+	timer  *time.Timer
+	parked []*partition
 }
 
 func handleFetch(c *conn, hdr *kproto.RequestHeader, body []byte) (*response, error) {
@@ -254,8 +260,15 @@ func (c *conn) fetchPartition(req *kproto.FetchRequest, t *topic, rp *kproto.Fet
 func (c *conn) waitForData(deadline time.Time) bool {
 	defer c.parked(time.Now())
 	fs := &c.fetch
-	wake := make(chan struct{}, 1)
-	var parked []*partition
+	if fs.wake == nil {
+		fs.wake = make(chan struct{}, 1)
+	}
+	wake := fs.wake
+	select {
+	case <-wake: // a wake-up that came after the last park ended
+	default:
+	}
+	parked := fs.parked[:0]
 	changed := false
 	for i := range fs.parts {
 		for j := range fs.parts[i] {
@@ -269,20 +282,26 @@ func (c *conn) waitForData(deadline time.Time) bool {
 			changed = changed || fp.bound() != fp.hw
 		}
 	}
+	fs.parked = parked
 	defer func() {
 		for _, p := range parked {
 			p.removeWaiter(wake)
 		}
+		clear(parked) // no partition kept alive by an idle connection
 	}()
 	if changed {
 		return true
 	}
-	timer := time.NewTimer(time.Until(deadline))
-	defer timer.Stop()
+	if fs.timer == nil {
+		fs.timer = time.NewTimer(time.Until(deadline))
+	} else {
+		fs.timer.Reset(time.Until(deadline))
+	}
+	defer fs.timer.Stop()
 	select {
 	case <-wake:
 		return true
-	case <-timer.C:
+	case <-fs.timer.C:
 		return true
 	case <-c.b.done:
 		return false

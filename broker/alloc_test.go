@@ -3,6 +3,7 @@ package broker
 import (
 	"encoding/binary"
 	"hash/crc32"
+	"io"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -82,7 +83,7 @@ func TestProduceFetchAllocs(t *testing.T) {
 }
 
 const (
-	maxProduceAllocs = 2
+	maxProduceAllocs = 0
 	maxFetchAllocs   = 0
 )
 
@@ -132,4 +133,72 @@ func testBatchN(n, size int) []byte {
 	b = append(b, recs...)
 	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
 	return b
+}
+
+// TestConnRequestAllocs pins the allocations of a whole request over a
+// loopback socket (read, header, handler, response write): a produce
+// allocates nothing, a fetch only what sendfile's descriptor plumbing in
+// store/segment takes.
+func TestConnRequestAllocs(t *testing.T) {
+	b, _ := newTestBroker(t)
+	nc, _ := serveTCP(t, b)
+	produce := appendRequest(nil, kproto.KeyProduce, 7, 1, produceRequestBody(7, testBatch(100)))
+	fetch := appendRequest(nil, kproto.KeyFetch, 4, 2, fetchRequestBody(4, 0))
+	buf := make([]byte, 1<<20)
+	roundTrip := func(req []byte) func() {
+		return func() {
+			if _, err := nc.Write(req); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.ReadFull(nc, buf[:4]); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.ReadFull(nc, buf[:binary.BigEndian.Uint32(buf)]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, c := range []struct {
+		name string
+		req  []byte
+		max  float64
+	}{{"produce", produce, 0}, {"fetch", fetch, maxConnFetchAllocs}} {
+		run := roundTrip(c.req)
+		run()
+		if allocs := testing.AllocsPerRun(200, run); allocs > c.max {
+			t.Errorf("%s over a socket: %.1f allocs per request, want at most %.0f", c.name, allocs, c.max)
+		}
+	}
+}
+
+// maxConnFetchAllocs: segment.sendFile's closures and the file's RawConn.
+const maxConnFetchAllocs = 4
+
+// TestParkedFetchAllocs: a consumer's fetch at the log end parks (long
+// poll) and answers empty at max_wait without allocating: the wake-up
+// channel, timer and parked list are the connection's.
+func TestParkedFetchAllocs(t *testing.T) {
+	b, _ := newTestBroker(t)
+	c := allocConn(b)
+	req := kmsg.NewPtrFetchRequest()
+	req.Version, req.ReplicaID, req.MaxBytes, req.MinBytes, req.MaxWaitMillis = 4, -1, 1<<20, 1, 1
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = "t"
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.PartitionMaxBytes = 1 << 20
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	body := req.AppendTo(nil)
+	hdr := kproto.RequestHeader{APIKey: kproto.KeyFetch, APIVersion: 4, CorrelationID: 1}
+	run := func() {
+		resp, err := handleFetch(c, &hdr, body)
+		if err != nil || resp == nil || len(resp.ranges) != 0 {
+			t.Fatal(err)
+		}
+		resp.release()
+	}
+	run()
+	if allocs := testing.AllocsPerRun(50, run); allocs > 0 {
+		t.Errorf("parked fetch: %.1f allocs per request, want 0", allocs)
+	}
 }

@@ -19,7 +19,12 @@ import (
 
 // conn is one client connection: a reader goroutine (serve) that reads,
 // decodes and handles requests one at a time, and a writer goroutine
-// (writeLoop) that writes their responses in the same order. Handling one
+// (writeLoop) that writes their responses in the same order. A response
+// with nothing queued before it is written by the reader itself when it
+// is small (most produce answers, metadata, heartbeats) or no request
+// waits behind it (a consumer's fetch) (send): that saves a hand-off to
+// the writer, a thread wake-up that on a busy machine waits for a time
+// slice; responses still leave in request order. Handling one
 // request at a time per connection is what Kafka does too (it mutes the
 // channel until the response is sent), so a fetch parked in a long poll
 // delays the requests behind it on that connection only; clients use
@@ -42,6 +47,18 @@ type conn struct {
 	// out carries responses to the writer, in request order. Closed by
 	// the reader when it stops; the writer then flushes and closes nc.
 	out chan *response
+	// queued counts the responses sent on out and not yet written (and,
+	// for the last of them, flushed): only the reader adds to it, so when
+	// the reader sees 0 the writer is idle with bw empty, and the reader
+	// may write to nc itself (send).
+	queued atomic.Int32
+	// inlineResponses counts the responses the reader wrote itself (tests).
+	inlineResponses atomic.Int64
+	// bw buffers the writes to nc: the writer's, and the reader's when
+	// queued is 0 (send); sink is where sendRecords sends records, made at
+	// the first fetch. Both belong to whichever goroutine writes.
+	bw   *bufio.Writer
+	sink io.Writer
 	// writerGone is closed when the writer failed; the reader stops.
 	writerGone chan struct{}
 	writerErr  atomic.Bool
@@ -57,7 +74,8 @@ type conn struct {
 	acct *budgetAccount
 
 	// Per-connection scratch reused across requests (reader goroutine only).
-	scratch     []byte // decompression buffer for ValidateBatch
+	hdr         kproto.RequestHeader // the request being handled
+	scratch     []byte               // decompression buffer for ValidateBatch
 	produceReq  kproto.ProduceRequest
 	produceResp kproto.ProduceResponse
 	// produceWaits are the partitions an acks=all produce waits for.
@@ -119,6 +137,7 @@ func (r *response) release() {
 func newConn(b *Broker, nc net.Conn) *conn {
 	c := &conn{b: b, nc: nc, log: b.log.With("remote", nc.RemoteAddr().String()),
 		out: make(chan *response, 16), writerGone: make(chan struct{})}
+	c.bw = bufio.NewWriterSize(nc, 64<<10)
 	c.acct = b.budget.newAccount(c.evict)
 	return c
 }
@@ -181,27 +200,24 @@ func (c *conn) readLoop() {
 				continue
 			}
 		}
-		hdr, body, err := kproto.ParseRequestHeader(frame, nil)
+		hdr := &c.hdr // in the conn: handlers take its address, which would move a local to the heap
+		var body []byte
+		*hdr, body, err = kproto.ParseRequestHeader(frame, nil)
 		if err != nil {
 			c.log.Warn("closing connection: malformed request header", "err", err)
 			return
 		}
 		start := time.Now()
 		c.beginQuota(len(frame) + 4)
-		resp, err := c.dispatch(&hdr, body)
+		resp, err := c.dispatch(hdr, body)
 		c.b.metrics.request(hdr.APIKey, time.Since(start))
 		if err != nil {
 			c.log.Warn("closing connection", "api_key", hdr.APIKey, "api_version", hdr.APIVersion, "err", err)
 			return
 		}
-		mute := c.endQuota(&hdr, resp)
-		if resp != nil {
-			select {
-			case c.out <- resp:
-			case <-c.writerGone:
-				resp.release()
-				return
-			}
+		mute := c.endQuota(hdr, resp)
+		if resp != nil && !c.send(resp, br.Buffered() > 0) {
+			return
 		}
 		if !c.muteFor(mute) { // a client over its quota: its next request waits (quota_conn.go)
 			return
@@ -209,6 +225,49 @@ func (c *conn) readLoop() {
 		if cap(c.buf) > maxKeptFrameBytes {
 			c.dropBuffer() // an unusually large request: do not keep its buffer
 		}
+	}
+}
+
+// inlineResponseBytes bounds the responses the reader writes itself while
+// the client has more requests waiting: a write of that much fits the
+// socket's send buffer, so it does not hold up reading them.
+const inlineResponseBytes = 16 << 10
+
+// send hands resp to the writer, or writes it itself when nothing is
+// queued before it and either it is small or no request waits behind it
+// (more: bytes of the next request are already read), as for a consumer's
+// fetch, which waits for its answer before it asks again: then writing
+// it here, records from the file included, costs the client nothing and
+// saves the hand-off. A large answer to a client that pipelines goes to
+// the writer, so that the next requests are read and handled meanwhile.
+// false: the connection failed. Reader goroutine only.
+func (c *conn) send(resp *response, more bool) bool {
+	small := len(resp.holes) == 0 && len(resp.buf) <= inlineResponseBytes
+	if c.queued.Load() == 0 && (small || !more) {
+		var err error
+		if !c.writerErr.Load() {
+			c.inlineResponses.Add(1)
+			if small {
+				_, err = c.nc.Write(resp.buf) // c.bw is empty (queued)
+			} else if err = c.writeResponse(c.bw, resp); err == nil {
+				err = c.bw.Flush()
+			}
+		}
+		resp.release()
+		if err != nil {
+			c.log.Debug("connection write failed", "err", err)
+			c.failWriter()
+		}
+		return !c.writerErr.Load()
+	}
+	c.queued.Add(1)
+	select {
+	case c.out <- resp:
+		return true
+	case <-c.writerGone:
+		c.queued.Add(-1)
+		resp.release()
+		return false
 	}
 }
 
@@ -309,7 +368,7 @@ func (c *conn) writeLoop() {
 			}
 		}
 	}()
-	bw := bufio.NewWriterSize(c.nc, 64<<10)
+	bw := c.bw
 	for resp := range c.out {
 		if !c.writerErr.Load() {
 			err := c.writeResponse(bw, resp)
@@ -322,6 +381,7 @@ func (c *conn) writeLoop() {
 			}
 		}
 		resp.release()
+		c.queued.Add(-1) // after the flush: see send
 	}
 	if !c.writerErr.Load() {
 		bw.Flush()
@@ -363,11 +423,15 @@ func (c *conn) sendRecords(r *segment.FileRange, want int) error {
 	if c.tls {
 		return c.copyRecords(r, want)
 	}
-	var w io.Writer = copyCounter{c.nc, &c.b.copiedRecordBytes}
-	if sc, ok := c.nc.(syscall.Conn); ok {
-		w = recordSink{copyCounter{c.nc, &c.b.copiedRecordBytes}, sc}
+	if c.sink == nil { // made once: an interface value per fetch would be an allocation
+		c.sink = copyCounter{c.nc, &c.b.copiedRecordBytes}
+		if sc, ok := c.nc.(syscall.Conn); ok {
+			if rc, err := sc.SyscallConn(); err == nil {
+				c.sink = recordSink{copyCounter{c.nc, &c.b.copiedRecordBytes}, rc}
+			}
+		}
 	}
-	n, err := r.WriteTo(w)
+	n, err := r.WriteTo(c.sink)
 	if err == nil && n != int64(want) {
 		err = io.ErrShortWrite
 	}
@@ -426,10 +490,11 @@ func (w copyCounter) Write(p []byte) (int, error) {
 }
 
 // recordSink exposes the socket's descriptor for sendfile while counting
-// any fallback copy.
+// any fallback copy. rc is the socket's, got once (each SyscallConn call
+// allocates).
 type recordSink struct {
 	copyCounter
-	sc syscall.Conn
+	rc syscall.RawConn
 }
 
-func (s recordSink) SyscallConn() (syscall.RawConn, error) { return s.sc.SyscallConn() }
+func (s recordSink) SyscallConn() (syscall.RawConn, error) { return s.rc, nil }

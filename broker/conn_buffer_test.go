@@ -12,7 +12,7 @@ import (
 
 // serveTCP serves one loopback connection of b and returns the client end
 // and the server's conn.
-func serveTCP(t *testing.T, b *Broker) (net.Conn, *conn) {
+func serveTCP(t testing.TB, b *Broker) (net.Conn, *conn) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -37,7 +37,7 @@ func serveTCP(t *testing.T, b *Broker) (net.Conn, *conn) {
 }
 
 // roundTrip sends one request and reads its response frame.
-func roundTrip(t *testing.T, nc net.Conn, key, version int16, body []byte) []byte {
+func roundTrip(t testing.TB, nc net.Conn, key, version int16, body []byte) []byte {
 	t.Helper()
 	hdr := kproto.RequestHeader{APIKey: key, APIVersion: version, CorrelationID: 7, HeaderVersion: 1}
 	req := kproto.AppendRequestHeader(make([]byte, 4), &hdr)

@@ -133,10 +133,17 @@
 // accept loop is internal/accept's, which retries EMFILE and the like. The reader reads
 // a frame (capped by socket.request.max.bytes), parses the header, and
 // runs the handler to completion before reading the next request, as
-// Kafka does (it mutes a channel while a request is in flight); the
-// response goes to the writer through a channel, so responses leave in
-// request order and the reader already reads the next request while the
-// previous response is written. Produce with acks=0 queues nothing.
+// Kafka does (it mutes a channel while a request is in flight). When no
+// response is queued before it, the reader writes the response itself if
+// it is small (up to 16 KiB, no records from a file) or no request waits
+// behind it (a consumer's fetch): that saves a hand-off to the writer, a
+// thread wake-up that on a loaded machine waits for a time slice (see
+// conn.send; the writer's queue count makes sure nothing is overtaken).
+// Otherwise the response goes to the writer through a channel, so
+// responses leave in request order and the reader already reads the next
+// request while the previous response is written. Produce with acks=0
+// queues nothing. The request path allocates nothing per produce request
+// (the header lives in the conn; pinned over a socket in alloc_test.go).
 // A Fetch that parks in its long poll holds only its own connection.
 //
 // Request memory follows the bytes that arrive, not the size a prefix
@@ -154,6 +161,7 @@
 //
 //	client ──► reader: ReadFrame ─ ParseRequestHeader ─ dispatch ─ handler ──► out chan ──► writer ──► client
 //	                                                                     (*response: buf + holes + FileRanges)
+//	                                                     └─ nothing queued, small or nothing behind ─► client
 //
 // The writer batches small responses in a bufio.Writer and flushes when
 // its queue is empty. A fetch response is a buffer with holes: the writer

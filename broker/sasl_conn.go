@@ -338,13 +338,8 @@ func clip(s string) string {
 // (after the answer).
 func (c *conn) authenticate(frame []byte) (handled, ok bool) {
 	resp, handled, err := c.saslGate(frame)
-	if resp != nil {
-		select {
-		case c.out <- resp:
-		case <-c.writerGone:
-			resp.release()
-			return true, false
-		}
+	if resp != nil && !c.send(resp, true) {
+		return true, false
 	}
 	if err != nil {
 		if !errors.Is(err, errSASLFailed) { // saslFailed logged those

@@ -54,11 +54,17 @@ func ReadFrame(r *bufio.Reader, buf []byte, maxSize int) ([]byte, error) {
 // below 0 or above maxSize returns *FrameSizeError, and the connection must
 // be closed. io.EOF means a clean close before the prefix.
 func ReadFrameSize(r *bufio.Reader, maxSize int) (int, error) {
-	var sizeBuf [4]byte
-	if _, err := io.ReadFull(r, sizeBuf[:]); err != nil {
+	// Peek, not io.ReadFull into an array: that would move the array to
+	// the heap on every request.
+	sizeBuf, err := r.Peek(4)
+	if err != nil {
+		if err == io.EOF && len(sizeBuf) > 0 {
+			err = io.ErrUnexpectedEOF
+		}
 		return 0, err // io.EOF between frames, io.ErrUnexpectedEOF inside the prefix
 	}
-	size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
+	r.Discard(4)
+	size := int32(binary.BigEndian.Uint32(sizeBuf))
 	if size < 0 || int64(size) > int64(maxSize) {
 		return 0, &FrameSizeError{Size: size, Max: maxSize}
 	}

@@ -65,20 +65,14 @@ func NewLeaderState(self int32, replicas, isr []int32, hw, leo int64, now time.T
 	return s
 }
 
-// maximal is the ISR the high watermark waits for: the committed one
-// and the pending one together.
-func (s *LeaderState) maximal() []int32 {
-	out := slices.Clone(s.ISR)
-	for _, r := range s.Pending {
-		if !slices.Contains(out, r) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+// The maximal ISR, the one the high watermark waits for, is the committed
+// ISR and the pending one together; it is walked in place (ISR, then
+// Pending), without building it, since Advance runs on every append.
 
 // InMaximalISR reports whether id counts for the high watermark.
-func (s *LeaderState) InMaximalISR(id int32) bool { return slices.Contains(s.maximal(), id) }
+func (s *LeaderState) InMaximalISR(id int32) bool {
+	return slices.Contains(s.ISR, id) || slices.Contains(s.Pending, id)
+}
 
 // UpdateFollower records a fetch of follower id at fetchOffset at now,
 // when the leader's log ended at leaderLEO (Kafka's
@@ -114,15 +108,17 @@ func later(a, b time.Time) time.Time {
 // not fetched since this broker became leader) holds it where it is.
 func (s *LeaderState) Advance(leaderLEO int64) bool {
 	hw := leaderLEO
-	for _, r := range s.maximal() {
-		if r == s.Self {
-			continue
+	for _, set := range [2][]int32{s.ISR, s.Pending} { // a member in both counts once: min
+		for _, r := range set {
+			if r == s.Self {
+				continue
+			}
+			f := s.Followers[r]
+			if f == nil {
+				continue // not a replica (a stale ISR); Kafka ignores it too
+			}
+			hw = min(hw, f.LEO)
 		}
-		f := s.Followers[r]
-		if f == nil {
-			continue // not a replica (a stale ISR); Kafka ignores it too
-		}
-		hw = min(hw, f.LEO)
 	}
 	if hw > s.HW {
 		s.HW = hw

@@ -158,29 +158,58 @@ func readFrame(r *bufio.Reader, buf []byte) ([]byte, error) {
 }
 
 // rawProduce sends the same Produce v7 request (one batch of recs records
-// of val to topic/partition 0, acks) pipelined for d or until maxBytes.
-func rawProduce(addr, topic string, acks int16, recs int, val []byte, depth int, d time.Duration, maxBytes int64) (rawResult, int, error) {
+// of val, acks) pipelined for d or until maxBytes, on conns connections at
+// once: connection i to partition i of topic.
+func rawProduce(addr, topic string, conns int, acks int16, recs int, val []byte, depth int, d time.Duration, maxBytes int64) (rawResult, int, error) {
 	batch := recordBatch(recs, val)
+	var mu sync.Mutex
+	var total rawResult
+	var firstErr error
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n, err := rawProduceConn(addr, topic, int32(i), acks, batch, depth, start.Add(d), maxBytes/int64(conns))
+			mu.Lock()
+			defer mu.Unlock()
+			total.bytes += int64(n) * int64(len(batch))
+			total.records += int64(n) * int64(recs)
+			total.requests += int64(n)
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+		}()
+	}
+	wg.Wait()
+	total.elapsed = time.Since(start)
+	return total, len(batch), firstErr
+}
+
+// rawProduceConn is one connection of rawProduce, to one partition; it
+// returns the requests answered.
+func rawProduceConn(addr, topic string, partition int32, acks int16, batch []byte, depth int, deadline time.Time, maxBytes int64) (int, error) {
 	req := kmsg.NewPtrProduceRequest()
 	req.Version, req.Acks, req.TimeoutMillis = 7, acks, 30000
 	rt := kmsg.NewProduceRequestTopic()
 	rt.Topic = topic
 	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Partition = partition
 	rp.Records = batch
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
 	msg := frame(req, 0)
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
-		return rawResult{}, 0, err
+		return 0, err
 	}
 	defer c.Close()
 	// Response v7: corr, [topic: name, [partition, error_code, ...]], throttle.
 	errAt := 4 + 4 + 2 + len(topic) + 4 + 4
 	var buf []byte
 	reqs := int(maxBytes / int64(len(batch)))
-	start := time.Now()
-	n, err := pipelined(c, reqs, depth, start.Add(d), func(i int) []byte {
+	return pipelined(c, reqs, depth, deadline, func(i int) []byte {
 		binary.BigEndian.PutUint32(msg[8:], uint32(i)) // correlation id
 		return msg
 	}, func(r *bufio.Reader) error {
@@ -196,8 +225,6 @@ func rawProduce(addr, topic string, acks int16, recs int, val []byte, depth int,
 		}
 		return nil
 	})
-	res := rawResult{bytes: int64(n) * int64(len(batch)), records: int64(n) * int64(recs), requests: int64(n), elapsed: time.Since(start)}
-	return res, len(batch), err
 }
 
 // rawFetch reads a partition from offset 0 to total records with Fetch v4
