@@ -148,11 +148,7 @@
 //     on (Txn.Owner, the myid): a write of the session through another
 //     member fails with SessionMoved there, and that connection closes
 //     without a reply.
-//   - A leader that dies is replaced at once: when a member's last peer
-//     connection from the leader closes (the kernel closes a killed
-//     process's sockets), the highest-id other voter campaigns without
-//     waiting for raft's election timeout (raftnode.Node.PeerClosed); a
-//     leader that hangs without closing is noticed by the timeout,
+//   - A leader that dies is replaced after raft's election timeout,
 //     10 raft ticks of tickTime/40 (500 ms at tickTime 2000), randomized
 //     up to twice that.
 //   - A member serves read-write clients only while it knows a leader;

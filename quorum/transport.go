@@ -58,7 +58,6 @@ type peerNode interface {
 	Step(ctx context.Context, m *raftpb.Message) error
 	ReportUnreachable(id uint64)
 	ReportSnapshot(id uint64, delivered bool)
-	PeerClosed(id uint64)
 }
 
 // sessionTouch is one session's activity forwarded to the leader.

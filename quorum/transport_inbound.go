@@ -89,12 +89,7 @@ func (t *peerTransport) serveInbound(in *inboundPeer) {
 		if r := recover(); r != nil {
 			t.log.Error("panic reading from a peer; connection closed", "panic", r)
 		}
-		// The peer's last connection closed after it delivered: it
-		// died or stopped, or its sender redials (raft's own timeouts
-		// cover a peer that hangs without closing).
-		if t.forget(in) && in.delivered.Load() {
-			t.node.PeerClosed(in.from)
-		}
+		t.forget(in)
 		in.nc.Close()
 	}()
 	rd, ok := t.secureInbound(in.nc)
@@ -166,22 +161,19 @@ func (t *peerTransport) established(in *inboundPeer, from uint64) bool {
 	return true
 }
 
-// forget removes a connection from the pending and established sets. It
-// reports whether it was the last established connection of its peer.
-func (t *peerTransport) forget(in *inboundPeer) bool {
+// forget removes a connection from the pending and established sets.
+func (t *peerTransport) forget(in *inboundPeer) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.mu.pending = slices.DeleteFunc(t.mu.pending, func(p *inboundPeer) bool { return p == in })
-	if in.from == 0 {
-		return false
+	if in.from != 0 {
+		conns := slices.DeleteFunc(t.mu.byPeer[in.from], func(p *inboundPeer) bool { return p == in })
+		if len(conns) == 0 {
+			delete(t.mu.byPeer, in.from)
+		} else {
+			t.mu.byPeer[in.from] = conns
+		}
 	}
-	conns := slices.DeleteFunc(t.mu.byPeer[in.from], func(p *inboundPeer) bool { return p == in })
-	if len(conns) == 0 {
-		delete(t.mu.byPeer, in.from)
-		return !t.mu.closed
-	}
-	t.mu.byPeer[in.from] = conns
-	return false
 }
 
 // receive reads the frames of a connection past its hello from rd (in.nc,

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -24,7 +23,6 @@ type fakePeerNode struct {
 	mu          sync.Mutex
 	unreachable []uint64
 	snapshots   []bool
-	closed      []uint64 // PeerClosed calls
 }
 
 func newFakePeerNode() *fakePeerNode { return &fakePeerNode{stepped: make(chan *raftpb.Message, 1024)} }
@@ -37,12 +35,6 @@ func (n *fakePeerNode) Step(_ context.Context, m *raftpb.Message) error {
 func (n *fakePeerNode) ReportUnreachable(id uint64) {
 	n.mu.Lock()
 	n.unreachable = append(n.unreachable, id)
-	n.mu.Unlock()
-}
-
-func (n *fakePeerNode) PeerClosed(id uint64) {
-	n.mu.Lock()
-	n.closed = append(n.closed, id)
 	n.mu.Unlock()
 }
 
@@ -487,36 +479,5 @@ func TestRefusalLogOncePerReasonThenCounts(t *testing.T) {
 	r.note("unknown id")
 	if len(out.msgs) != 3 {
 		t.Fatalf("a second summary at once: %q", out.msgs)
-	}
-}
-
-func (n *fakePeerNode) closedPeers() []uint64 {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return slices.Clone(n.closed)
-}
-
-// A peer's last connection that closes after delivering is reported to
-// raft (PeerClosed: a follower then campaigns at once if it was the
-// leader's); a connection that delivered nothing, or one that a newer
-// connection of the same peer outlives, is not.
-func TestPeerClosedReported(t *testing.T) {
-	p := startTestPeers(t, newPeerLimits(0xfffff, 0))
-	heartbeat := appendPeerFrame(nil, peerItem{msg: &raftpb.Message{Type: raftpb.MsgHeartbeat.Enum(), From: new(uint64(2)), To: new(uint64(1)), Term: new(uint64(1))}})
-
-	silent := p.dial(t, peerHello(3))
-	first := p.dial(t, append(peerHello(2), heartbeat...))
-	<-p.node.stepped
-	second := p.dial(t, append(peerHello(2), heartbeat...))
-	<-p.node.stepped
-	first.Close()
-	silent.Close()
-	stillOpen(t, second)
-	if got := p.node.closedPeers(); len(got) != 0 {
-		t.Fatalf("PeerClosed(%v) while peer 2 has a connection left", got)
-	}
-	second.Close()
-	if !poll(func() bool { return slices.Equal(p.node.closedPeers(), []uint64{2}) }) {
-		t.Fatalf("PeerClosed calls %v, want [2]", p.node.closedPeers())
 	}
 }

@@ -28,11 +28,10 @@
 //	| take one input, then everything already queued (group commit)     |
 //	| while rn.HasReady():                                              |
 //	|   rd := rn.Ready()                                                |
-//	|   1. apply rd.CommittedEntries that an earlier Ready fsynced,     |
-//	|   2. while the persister goroutine persists (persist.go): a       |
-//	|      snapshot file from the leader, rd.Entries (truncating a      |
-//	|      conflicting tail), ONE fsync of the log, the state file if   |
-//	|      term or vote changed; the loop waits for it                  |
+//	|   1. apply rd.CommittedEntries that an earlier Ready fsynced      |
+//	|   2. persist: a snapshot file from the leader, rd.Entries         |
+//	|      (truncating a conflicting tail), ONE fsync of the log, the   |
+//	|      state file if term or vote changed                           |
 //	|   3. send rd.Messages through the Transport                       |
 //	|   4. restore rd.Snapshot; apply the rest of rd.CommittedEntries   |
 //	|      (StateMachine.Apply; conf changes: rn.ApplyConfChange) and   |
@@ -53,15 +52,6 @@
 //   - Apply in order: entries are applied exactly once each, in index
 //     order, on the loop goroutine; applied only grows (a snapshot from
 //     the leader jumps it forward).
-//
-// # Elections
-//
-// PreVote and CheckQuorum are on. A Transport that sees a peer's last
-// connection close calls PeerClosed: if it was the leader, the follower
-// with the highest id among the other voters campaigns at once, as a
-// leadership transfer does (election.go), instead of waiting out an
-// election timeout; ZooKeeper's followers too start their election as
-// soon as their leader's socket closes.
 //
 // # Proposals
 //

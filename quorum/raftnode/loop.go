@@ -20,8 +20,6 @@ const maxDrain = 4096
 func (n *Node) run() {
 	ticker := time.NewTicker(n.cfg.TickInterval)
 	defer ticker.Stop()
-	n.persist = newPersister(n.st)
-	defer n.persist.stop()
 	var err error
 	for err == nil {
 		if n.rn.HasReady() {
@@ -70,8 +68,6 @@ func (n *Node) input(tick <-chan time.Time) bool {
 		n.snapshotDone(res)
 	case r := <-n.reportc:
 		switch {
-		case r.closed:
-			n.leaderClosed(r.id) // election.go
 		case !r.snapshot:
 			n.rn.ReportUnreachable(r.id)
 		case r.failed:
@@ -212,19 +208,21 @@ func (n *Node) reissueReads() {
 	}
 }
 
-// handleReady handles one Ready: apply what is already durable while
-// persisting (one fsync; persist.go), send, apply the rest, Advance.
+// handleReady handles one Ready: apply what is already durable, persist
+// (one fsync), send, apply the rest, Advance.
 func (n *Node) handleReady() error {
 	rd := n.rn.Ready()
 	n.w.seen(n.id, rd.Entries)
 	n.confChecked()
 	// Committed entries that an earlier Ready made durable are applied
-	// while this Ready's entries are written and fsynced: their proposers
-	// can then queue their next proposals while the fsync runs, and the
-	// next Ready takes them all (group commit). Entries are still applied
-	// only once durable.
+	// before this Ready's fsync: their proposers can then queue their next
+	// proposals while the fsync runs, and the next Ready takes them all
+	// (group commit). Entries are still applied only once durable.
 	early := n.durablePrefix(&rd)
-	if err := n.saveApplying(&rd, early); err != nil { // persist.go
+	if err := n.apply(early); err != nil {
+		return err
+	}
+	if err := n.st.save(&rd); err != nil {
 		return err
 	}
 	leaderChanged := n.noteState(&rd)

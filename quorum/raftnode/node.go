@@ -70,7 +70,6 @@ type Node struct {
 	// Owned by the loop goroutine (and by Start before the loop runs).
 	rn       *raft.RawNode
 	st       *storage
-	persist  *persister // saves Readys while the loop applies (persist.go)
 	w        waiters
 	term     uint64 // raft's term as of the last Ready
 	lead     uint64 // the leader as of the last Ready (0: none known)
@@ -311,19 +310,6 @@ type report struct {
 	id       uint64
 	snapshot bool // a MsgSnap outcome (else: the peer is unreachable)
 	failed   bool
-	closed   bool // the peer closed its connection (PeerClosed)
-}
-
-// PeerClosed tells the node that peer id closed its connection (its
-// process died or stopped: the kernel closes its sockets at once). If id
-// is the leader, the follower with the highest id among the other voters
-// starts an election at once rather than after an election timeout
-// (election.go). It never blocks.
-func (n *Node) PeerClosed(id uint64) {
-	select {
-	case n.reportc <- report{id: id, closed: true}:
-	default:
-	}
 }
 
 // ReportUnreachable tells raft that a message to peer id could not be
