@@ -3,6 +3,7 @@ package zkafkatest
 import (
 	"context"
 	"fmt"
+	"github.com/zkafka/zkafka/internal/freeport"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -175,15 +176,7 @@ func (c *Cluster) clientLinks(m Member) []*link {
 	return c.net.matching(func(from, to Member) bool { return to == m && from.Kind != KindZooKeeper })
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	_, p := splitPort(l.Addr().String())
-	return p, nil
-}
+func freePort() (int, error) { return freeport.Port() }
 
 func splitPort(addr string) (string, int) {
 	host, port, _ := net.SplitHostPort(addr)

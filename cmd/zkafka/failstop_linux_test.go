@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/zkafka/zkafka/internal/freeport"
 	"net"
 	"os"
 	"os/exec"
@@ -156,12 +157,11 @@ func waitAccepting(t *testing.T, p *child, addr string) {
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freeport.Port()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 // checkFor polls cond until it holds, failing the test after limit.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zkafka/zkafka/internal/freeport"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -92,12 +93,11 @@ func startQuorum(t *testing.T) string {
 }
 
 func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freeport.Port()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 // child is the broker process.

@@ -5,8 +5,8 @@ package zkadmin
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/zkafka/zkafka/internal/freeport"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -43,12 +43,11 @@ type server struct {
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freeport.Port()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 func start(t *testing.T, kind string) server {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/zkafka/zkafka/internal/freeport"
 	"io"
 	"net"
 	"os"
@@ -11,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -495,36 +495,9 @@ func (s *Server) LogTail(n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// handedOut are the ports freePort returned: the kernel may give a port
-// back once its listener closed, and two servers of one ensemble must not
-// be told the same one.
-var handedOut struct {
-	sync.Mutex
-	ports map[int]bool
-}
-
-// freePort is a port on 127.0.0.1 free when asked and not returned before
-// by this process.
-func freePort() (int, error) {
-	handedOut.Lock()
-	defer handedOut.Unlock()
-	if handedOut.ports == nil {
-		handedOut.ports = map[int]bool{}
-	}
-	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, err
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if !handedOut.ports[port] {
-			handedOut.ports[port] = true
-			return port, nil
-		}
-	}
-	return 0, errors.New("zkserver: no port that was not handed out already")
-}
+// freePort is a port on 127.0.0.1 free when asked, below the ephemeral
+// range and not returned before by this process (internal/freeport).
+func freePort() (int, error) { return freeport.Port() }
 
 func writeFile(t testing.TB, path, content string) {
 	t.Helper()

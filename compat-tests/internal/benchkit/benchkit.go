@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/zkafka/zkafka/internal/freeport"
 	"io"
 	"net"
 	"os"
@@ -145,14 +146,7 @@ func Ratio(a, b float64) string {
 }
 
 // FreePort returns a TCP port free on 127.0.0.1 right now.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+func FreePort() (int, error) { return freeport.Port() }
 
 // ModuleRoot walks up from the working directory to the directory with go.mod.
 func ModuleRoot() (string, error) {
