@@ -51,8 +51,18 @@ func replicaSize(t testing.TB, adm *kadm.Client, id int32, topic string) int64 {
 	return p.Size
 }
 
-// copiedIn is how many bytes broker id copied of topic-0 in window.
+// copiedIn is how many bytes broker id copied of topic-0 in window,
+// counted from when its replica has its first bytes (the reassignment
+// reaches the broker in its own time; under load that can take seconds).
 func copiedIn(t testing.TB, adm *kadm.Client, id int32, topic string) int64 {
+	t.Helper()
+	start := time.Now()
+	for replicaSize(t, adm, id, topic) == 0 {
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("broker %d's replica of %s-0 has no bytes 30 s after the reassignment", id, topic)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	before := replicaSize(t, adm, id, topic)
 	for i := 0; i < 5; i++ {
 		time.Sleep(window / 5)
