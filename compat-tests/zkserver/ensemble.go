@@ -164,20 +164,35 @@ func (e *Ensemble) Leader() *Server {
 	return nil
 }
 
-// WaitLeader polls until a running server reports Mode: leader, at most
-// timeout; it returns nil on timeout.
+// WaitLeader polls until a running server reports Mode: leader and has
+// for settleFor, at most timeout; on timeout it returns the leader seen
+// last (nil if none).
 func (e *Ensemble) WaitLeader(timeout time.Duration) *Server {
 	deadline := time.Now().Add(timeout)
+	var last *Server
+	var since time.Time
 	for {
-		if l := e.Leader(); l != nil {
+		l := e.Leader()
+		switch {
+		case l == nil:
+			last = nil
+		case l != last:
+			last, since = l, time.Now()
+		case time.Since(since) >= settleFor:
 			return l
 		}
 		if time.Now().After(deadline) {
-			return nil
+			return last // nil, or a leader not yet settled
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// settleFor is how long WaitLeader's leader must stay leader: right after
+// an election zkafka's leader hands over to a higher myid within
+// milliseconds (as ZooKeeper's election ends with the highest id), and a
+// write sent to the first leader seen would lose its connection.
+const settleFor = 300 * time.Millisecond
 
 // ID is the server's myid (0 for a standalone server).
 func (s *Server) ID() uint64 { return s.id }
