@@ -1,8 +1,6 @@
 package broker
 
 import (
-	"context"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/zkafka/zkafka/broker/authz"
@@ -152,42 +150,15 @@ func (b *Broker) verifyTxnPartition(id string, pid int64, epoch int16, tp txn.To
 	return code
 }
 
-// verifyRemote is verifyTxnPartition's request to another broker.
+// verifyRemote is verifyTxnPartition's question to another broker, sent
+// by the partition leaders' verifier (txn_partition_verify.go).
 func (b *Broker) verifyRemote(id string, pid int64, epoch int16, tp txn.TopicPartition) kproto.ErrorCode {
-	_, parts, ok := b.meta.topic(transactionTopic)
-	if !ok || len(parts) == 0 {
-		return kproto.CodeCoordinatorNotAvailable
-	}
-	addr, ok := b.interBrokerAddr(parts[transactionPartitionOf(id, len(parts))].leader)
+	codes, ok := b.askTxnCoordinator(id, pid, epoch, map[string][]int32{tp.Topic: {tp.Partition}})
 	if !ok {
 		return kproto.CodeCoordinatorNotAvailable
 	}
-	cl, err := b.txns.client(addr)
-	if err != nil {
-		return kproto.CodeCoordinatorNotAvailable
-	}
-	req := kmsg.NewPtrAddPartitionsToTxnRequest()
-	rt := kmsg.NewAddPartitionsToTxnRequestTransaction()
-	rt.TransactionalID, rt.ProducerID, rt.ProducerEpoch, rt.VerifyOnly = id, pid, epoch, true
-	rt.Topics = []kmsg.AddPartitionsToTxnRequestTransactionTopic{{Topic: tp.Topic, Partitions: []int32{tp.Partition}}}
-	req.Transactions = append(req.Transactions, rt)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	resp, err := req.RequestWith(ctx, cl.SeedBrokers()[0])
-	if err != nil || resp.Version < 4 {
-		return kproto.CodeCoordinatorNotAvailable
-	}
-	if resp.ErrorCode != 0 {
-		return kproto.ErrorCode(resp.ErrorCode)
-	}
-	for _, t := range resp.Transactions {
-		for _, rtp := range t.Topics {
-			for _, p := range rtp.Partitions {
-				if t.TransactionalID == id && rtp.Topic == tp.Topic && p.Partition == tp.Partition {
-					return kproto.ErrorCode(p.ErrorCode)
-				}
-			}
-		}
+	if code, ok := codes[tp.Topic][tp.Partition]; ok {
+		return code
 	}
 	return kproto.CodeInvalidTxnState
 }

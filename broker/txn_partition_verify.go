@@ -66,25 +66,8 @@ func (b *Broker) verifyPartitions(txnID string, pid int64, epoch int16, parts ma
 		}
 		return out
 	}
-	_, tparts, ok := b.meta.topic(transactionTopic)
-	if !ok || len(tparts) == 0 {
-		return all(kproto.CodeNotEnoughReplicas)
-	}
-	leader := tparts[transactionPartitionOf(txnID, len(tparts))].leader
-	addr, ok := b.interBrokerAddr(leader)
-	if leader < 0 || !ok {
-		return all(kproto.CodeNotEnoughReplicas)
-	}
-	ask := newVerifyAsk(txnID, pid, epoch, parts)
-	if !b.txnVerify.enqueue(b, addr, ask) {
-		return all(kproto.CodeNotEnoughReplicas)
-	}
-	var codes map[string]map[int32]kproto.ErrorCode
-	select {
-	case codes = <-ask.done:
-	case <-b.done:
-	}
-	if codes == nil {
+	codes, ok := b.askTxnCoordinator(txnID, pid, epoch, parts)
+	if !ok {
 		return all(kproto.CodeNotEnoughReplicas)
 	}
 	out := all(kproto.CodeInvalidTxnState) // a partition the answer leaves out is not verified
@@ -96,6 +79,33 @@ func (b *Broker) verifyPartitions(txnID string, pid int64, epoch int16, parts ma
 		}
 	}
 	return out
+}
+
+// askTxnCoordinator sends parts (topic -> partitions) of (pid, epoch) to
+// txnID's transaction coordinator as a verify-only AddPartitionsToTxn,
+// batched with the other verifications bound for it, and returns its
+// codes as they came; ok false when it could not be asked or did not
+// answer.
+func (b *Broker) askTxnCoordinator(txnID string, pid int64, epoch int16, parts map[string][]int32) (map[string]map[int32]kproto.ErrorCode, bool) {
+	_, tparts, ok := b.meta.topic(transactionTopic)
+	if !ok || len(tparts) == 0 {
+		return nil, false
+	}
+	leader := tparts[transactionPartitionOf(txnID, len(tparts))].leader
+	addr, ok := b.interBrokerAddr(leader)
+	if leader < 0 || !ok {
+		return nil, false
+	}
+	ask := newVerifyAsk(txnID, pid, epoch, parts)
+	if !b.txnVerify.enqueue(b, addr, ask) {
+		return nil, false
+	}
+	var codes map[string]map[int32]kproto.ErrorCode
+	select {
+	case codes = <-ask.done:
+	case <-b.done:
+	}
+	return codes, codes != nil
 }
 
 func newVerifyAsk(txnID string, pid int64, epoch int16, parts map[string][]int32) *verifyAsk {
