@@ -1,7 +1,6 @@
 package broker
 
 import (
-
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/zkafka/zkafka/broker/authz"
 	"github.com/zkafka/zkafka/broker/txn"
