@@ -145,11 +145,15 @@ func main() {
 		pr, batchSize := rawProduceRun(c, "raw", 1, val)
 		rawRow("produce acks=1", pr, limit, fmt.Sprintf("min(write,tcp) %.2f (≥0.8)", pr.rate()/limit), pr.rate()/limit >= 0.8, produceCPU)
 		settle()
+		sfL, err := sendfileLimit(dir, filepath.Join(c.logDir, "raw-0", "00000000000000000000.log"), *limitDur, 3)
+		check(err)
+		settle()
 		fr := rawFetchRun(c, "raw", batchSize, pr.records)
 		settle()
 		prN, _ := rawProduceRun(c, "rawN", *rawConns, val)
 		rawRow(fmt.Sprintf("produce %d conns", *rawConns), prN, limit, fmt.Sprintf("min(write,tcp) %.2f (≥0.8)", prN.rate()/limit), prN.rate()/limit >= 0.8, produceCPU)
 		rawRow("fetch", fr, tcp, fmt.Sprintf("tcp %.2f (≥0.9)", fr.rate()/tcp), fr.rate()/tcp >= 0.9, fetchCPU)
+		sendfileRow(sfL, fr)
 	}
 
 	var zk map[string]*franzResult
@@ -231,6 +235,14 @@ func rawRow(name string, r rawResult, limit float64, ratio string, ok bool, cpuT
 	bs := r.brkCPU.Seconds() / gb
 	fmt.Printf("%-16s %7.2f %7.0f %11.0f %-30s %11.3f %-8s %11.3f %s\n", name, gb, r.rate()/1e6, float64(r.records)/r.elapsed.Seconds(),
 		ratio+" "+met(ok), bs, fmt.Sprintf("≤%.2f %s", cpuTarget, met(bs <= cpuTarget)), r.cliCPU.Seconds()/gb, loadAvg())
+}
+
+// sendfileRow prints the sendfile limit and the fetch against it.
+func sendfileRow(l limit, fr rawResult) {
+	bs := fr.brkCPU.Seconds() / (float64(fr.bytes) / 1e9)
+	fmt.Printf("  sendfile limit: the fetched segment by sendfile(2), %d MiB per call, streamed to a reader process over loopback:\n"+
+		"  %.0f MB/s, sender %.3f s/GB, reader %.3f s/GB; fetch / sendfile: rate %.2f, broker CPU %.2f × its sender, client CPU %.2f × its reader\n",
+		sendfileChunk>>20, l.rate/1e6, l.writeCPU, l.readCPU, fr.rate()/l.rate, bs/l.writeCPU, fr.cliCPU.Seconds()/(float64(fr.bytes)/1e9)/l.readCPU)
 }
 
 // rawProduceRun runs rawProduce with acks=1 on conns connections, with the

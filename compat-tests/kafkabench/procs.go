@@ -249,61 +249,6 @@ type limit struct {
 	first *limit
 }
 
-// loopbackLimit measures one TCP stream from this process to a reader
-// process over loopback, writing 1 MiB buffers for d; the best of reps.
-func loopbackLimit(dir string, d time.Duration, reps int) (limit, error) {
-	port, err := benchkit.FreePort()
-	if err != nil {
-		return limit{}, err
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return limit{}, err
-	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	p, err := benchkit.Start("tcp sink", filepath.Join(dir, "sink.log"), dir, self, "-tcp-sink", strconv.Itoa(port))
-	if err != nil {
-		return limit{}, err
-	}
-	defer p.Stop(2 * time.Second)
-	var best limit
-	buf := make([]byte, 1<<20)
-	for range reps {
-		var c net.Conn
-		for i := 0; i < 100; i++ {
-			if c, err = net.Dial("tcp", addr); err == nil {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		if err != nil {
-			return limit{}, err
-		}
-		var n int64
-		r0, _ := benchkit.CPUTime(p.Pid())
-		w0 := benchkit.SelfCPU()
-		start := time.Now()
-		for time.Since(start) < d {
-			m, err := c.Write(buf)
-			n += int64(m)
-			if err != nil {
-				c.Close()
-				return limit{}, err
-			}
-		}
-		el := time.Since(start)
-		w1 := benchkit.SelfCPU()
-		c.Close()
-		time.Sleep(50 * time.Millisecond)
-		r1, _ := benchkit.CPUTime(p.Pid())
-		gb := float64(n) / 1e9
-		if rate := float64(n) / el.Seconds(); rate > best.rate {
-			best = limit{rate: rate, writeCPU: (w1 - w0).Seconds() / gb, readCPU: (r1 - r0).Seconds() / gb}
-		}
-	}
-	return best, nil
-}
-
 // diskLimit measures buffered sequential writes (1 MiB each, no fsync, as
 // the broker writes its log) to a file in dir, up to size bytes or d; the
 // best of reps.

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/zkafka/zkafka/compat-tests/internal/benchkit"
+)
+
+// loopbackLimit measures one TCP stream from this process to a reader
+// process over loopback, writing 1 MiB buffers for d; the best of reps.
+func loopbackLimit(dir string, d time.Duration, reps int) (limit, error) {
+	buf := make([]byte, 1<<20)
+	return streamLimit(dir, d, reps, func(c net.Conn, deadline time.Time) (int64, error) {
+		var n int64
+		for time.Now().Before(deadline) {
+			m, err := c.Write(buf)
+			n += int64(m)
+			if err != nil {
+				return n, err
+			}
+		}
+		return n, nil
+	})
+}
+
+// sendfileChunk is what one sendfile call of the sendfile limit sends: a
+// raw fetch's response size (32 batches of 256 KiB).
+const sendfileChunk = 8 << 20
+
+// sendfileLimit measures this machine's own cost of what a fetch does
+// with record bytes: sendfile(2) of a page-cached file (the segment the
+// raw fetch reads, so the same pages in the same state) to a reader
+// process over loopback, sendfileChunk per call, streaming with no
+// request between calls; the best of reps passes over the file, each up
+// to d. Against the loopback write limit it differs in two ways the
+// broker cannot change: the sender moves pages instead of copying a hot
+// buffer, and the reader copies bytes that are not in the CPU's caches
+// (the loopback limit's reader copies what the writer has just written).
+func sendfileLimit(dir, path string, d time.Duration, reps int) (limit, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return limit{}, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return limit{}, err
+	}
+	return streamLimit(dir, d, reps, func(c net.Conn, deadline time.Time) (int64, error) {
+		return sendfileTo(c, f, st.Size(), deadline)
+	})
+}
+
+// sendfileTo sends file bytes from offset 0 until size or the deadline.
+func sendfileTo(c net.Conn, f *os.File, size int64, deadline time.Time) (int64, error) {
+	rc, err := c.(syscall.Conn).SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var off int64
+	var serr error
+	for off < size && time.Now().Before(deadline) {
+		end := min(off+sendfileChunk, size)
+		err := rc.Write(func(fd uintptr) bool {
+			for off < end {
+				n, e := syscall.Sendfile(int(fd), int(f.Fd()), &off, int(end-off))
+				switch {
+				case e == syscall.EAGAIN:
+					return false
+				case e == syscall.EINTR:
+				case e != nil:
+					serr = e
+					return true
+				case n == 0:
+					serr = errors.New("sendfile sent nothing")
+					return true
+				}
+			}
+			return true
+		})
+		if err == nil {
+			err = serr
+		}
+		if err != nil {
+			return off, err
+		}
+	}
+	return off, nil
+}
+
+// streamLimit runs send on a fresh connection to a tcp sink process reps
+// times, each for up to d, and returns the best rate with the sender's
+// (this process's) and the sink's CPU per GB.
+func streamLimit(dir string, d time.Duration, reps int, send func(c net.Conn, deadline time.Time) (int64, error)) (limit, error) {
+	port, err := benchkit.FreePort()
+	if err != nil {
+		return limit{}, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return limit{}, err
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	p, err := benchkit.Start("tcp sink", filepath.Join(dir, "sink.log"), dir, self, "-tcp-sink", strconv.Itoa(port))
+	if err != nil {
+		return limit{}, err
+	}
+	defer p.Stop(2 * time.Second)
+	var best limit
+	for range reps {
+		var c net.Conn
+		for i := 0; i < 100; i++ {
+			if c, err = net.Dial("tcp", addr); err == nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err != nil {
+			return limit{}, err
+		}
+		r0, _ := benchkit.CPUTime(p.Pid())
+		w0 := benchkit.SelfCPU()
+		start := time.Now()
+		n, err := send(c, start.Add(d))
+		el := time.Since(start)
+		w1 := benchkit.SelfCPU()
+		c.Close()
+		if err != nil {
+			return limit{}, err
+		}
+		time.Sleep(50 * time.Millisecond)
+		r1, _ := benchkit.CPUTime(p.Pid())
+		gb := float64(n) / 1e9
+		if rate := float64(n) / el.Seconds(); rate > best.rate {
+			best = limit{rate: rate, writeCPU: (w1 - w0).Seconds() / gb, readCPU: (r1 - r0).Seconds() / gb}
+		}
+	}
+	return best, nil
+}
