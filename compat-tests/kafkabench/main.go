@@ -241,8 +241,10 @@ func rawRow(name string, r rawResult, limit float64, ratio string, ok bool, cpuT
 func sendfileRow(l limit, fr rawResult) {
 	bs := fr.brkCPU.Seconds() / (float64(fr.bytes) / 1e9)
 	fmt.Printf("  sendfile limit: the fetched segment by sendfile(2), %d MiB per call, streamed to a reader process over loopback:\n"+
-		"  %.0f MB/s, sender %.3f s/GB, reader %.3f s/GB; fetch / sendfile: rate %.2f, broker CPU %.2f × its sender, client CPU %.2f × its reader\n",
-		sendfileChunk>>20, l.rate/1e6, l.writeCPU, l.readCPU, fr.rate()/l.rate, bs/l.writeCPU, fr.cliCPU.Seconds()/(float64(fr.bytes)/1e9)/l.readCPU)
+		"  %.0f MB/s, sender %.3f s/GB, reader %.3f s/GB; fetch / sendfile: rate %.2f, broker CPU %.2f × its sender, client CPU %.2f × its reader;\n"+
+		"  fetch waited for first bytes %.0f%% of its time, %v per request\n",
+		sendfileChunk>>20, l.rate/1e6, l.writeCPU, l.readCPU, fr.rate()/l.rate, bs/l.writeCPU, fr.cliCPU.Seconds()/(float64(fr.bytes)/1e9)/l.readCPU,
+		100*fr.firstByte.Seconds()/fr.elapsed.Seconds(), (fr.firstByte / time.Duration(max(fr.requests, 1))).Round(time.Microsecond))
 }
 
 // rawProduceRun runs rawProduce with acks=1 on conns connections, with the

@@ -79,6 +79,9 @@ type rawResult struct {
 	elapsed  time.Duration
 	cliCPU   time.Duration
 	brkCPU   time.Duration
+	// firstByte is the time fetches waited from sending the request to
+	// the response's first byte (the pause of one fetch in flight).
+	firstByte time.Duration
 }
 
 // pipelined runs reqs requests on c with at most depth outstanding: send(i,
@@ -261,6 +264,11 @@ func rawFetch(addr, topic string, batchSize int, total int64, perFetch int) (raw
 		if _, err := c.Write(frame(req, i)); err != nil {
 			return res, err
 		}
+		t0 := time.Now()
+		if _, err := r.Peek(4); err != nil { // the round trip's pause: request to first byte
+			return res, err
+		}
+		res.firstByte += time.Since(t0)
 		if buf, err = readFrame(r, buf); err != nil {
 			return res, err
 		}
