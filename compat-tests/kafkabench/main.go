@@ -12,11 +12,16 @@
 //     also on -raw-conns connections to as many partitions); MB/s as a
 //     ratio of the limits, and the broker's CPU seconds per GB from
 //     /proc/<pid>/stat against 1.25 × this machine's own (writer +
-//     receiver for produce, sender for fetch);
+//     receiver for produce, sender for fetch); beside the fetch, a
+//     sendfile limit (the fetched segment sent by sendfile(2) to a reader
+//     process, streamed, as the broker sends records) with the fetch's
+//     rate and CPU against it, and the fetch's wait for each response's
+//     first byte (the pause of one fetch in flight);
 //
 //   - franz-go producing (1 and 8 partitions, acks=1 and acks=all,
 //     none/lz4/zstd) and consuming 1 KiB records: records/s, MB/s, produce
-//     p50/p99 and broker CPU per GB;
+//     p50/p99 and broker CPU per GB; consuming also the consumer's own CPU
+//     per GB and the cores it kept busy;
 //
 //   - end-to-end latency at a fixed rate (-e2e-rate, 50 MB/s), quiet and
 //     with -e2e-burn threads spinning in another process, with the

@@ -2,7 +2,8 @@
 # Kafka broker (issue 4): `bin/zkafka broker server.properties` with
 # `bin/zkafka zookeeper zoo.cfg`, each a real process on 127.0.0.1, in one
 # run with this machine's limits (buffered sequential write to the log's
-# file system, loopback TCP between two processes): a raw pipelined client
+# file system, loopback TCP between two processes, and sendfile of the
+# fetched segment to a reader process): a raw pipelined client
 # (pre-encoded Produce on 1 and 8 connections, Fetch read without decoding
 # records), franz-go produce/consume of 1 KiB records (1 and 8 partitions, acks=1/all,
 # none/lz4/zstd), end-to-end latency at 50 MB/s (quiet and with the CPU
