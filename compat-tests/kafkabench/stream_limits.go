@@ -37,8 +37,7 @@ const sendfileChunk = 8 << 20
 // with record bytes: sendfile(2) of a page-cached file (the segment the
 // raw fetch reads, so the same pages in the same state) to a reader
 // process over loopback, sendfileChunk per call, streaming with no
-// request between calls; the best of reps passes over the file, each up
-// to d. Against the loopback write limit it differs in two ways the
+// request between calls, for d; the best of reps. Against the loopback write limit it differs in two ways the
 // broker cannot change: the sender moves pages instead of copying a hot
 // buffer, and the reader copies bytes that are not in the CPU's caches
 // (the loopback limit's reader copies what the writer has just written).
@@ -57,19 +56,25 @@ func sendfileLimit(dir, path string, d time.Duration, reps int) (limit, error) {
 	})
 }
 
-// sendfileTo sends file bytes from offset 0 until size or the deadline.
+// sendfileTo sends the file's bytes from offset 0 until the deadline,
+// starting over at its end (the pages stay cached), and returns the bytes
+// sent.
 func sendfileTo(c net.Conn, f *os.File, size int64, deadline time.Time) (int64, error) {
 	rc, err := c.(syscall.Conn).SyscallConn()
 	if err != nil {
 		return 0, err
 	}
-	var off int64
+	var off, sent int64
 	var serr error
-	for off < size && time.Now().Before(deadline) {
+	for time.Now().Before(deadline) {
+		if off == size {
+			off = 0
+		}
 		end := min(off+sendfileChunk, size)
 		err := rc.Write(func(fd uintptr) bool {
 			for off < end {
 				n, e := syscall.Sendfile(int(fd), int(f.Fd()), &off, int(end-off))
+				sent += int64(max(n, 0))
 				switch {
 				case e == syscall.EAGAIN:
 					return false
@@ -88,10 +93,10 @@ func sendfileTo(c net.Conn, f *os.File, size int64, deadline time.Time) (int64, 
 			err = serr
 		}
 		if err != nil {
-			return off, err
+			return sent, err
 		}
 	}
-	return off, nil
+	return sent, nil
 }
 
 // streamLimit runs send on a fresh connection to a tcp sink process reps
