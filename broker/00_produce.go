@@ -32,8 +32,10 @@ import (
 // does, so the client notices); 1: answered after the leader's append;
 // -1 (all): NOT_ENOUGH_REPLICAS, before anything is appended, when the
 // partition's ISR is smaller than min.insync.replicas; after the appends
-// of every partition the handler waits (on the connection's reader
-// goroutine, which reads nothing meanwhile, as Kafka mutes the channel)
+// of every partition the handler waits (on the goroutine handling the
+// connection's requests, which handles nothing else meanwhile, as Kafka
+// mutes the channel; the reader reads at most one request ahead of a
+// large one, conn_pipeline.go)
 // until each partition's high watermark passes its batch, then answers
 // NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below
 // min.insync.replicas meanwhile, REQUEST_TIMED_OUT at timeout_ms, or

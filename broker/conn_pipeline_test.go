@@ -1,0 +1,104 @@
+package broker
+
+import (
+	"bufio"
+	"encoding/binary"
+	"io"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/kproto"
+)
+
+// readProduceAnswer reads one produce response of version 7 and returns
+// its correlation id, error code and base offset.
+func readProduceAnswer(t *testing.T, r io.Reader) (corr int32, code int16, base int64) {
+	t.Helper()
+	var size [4]byte
+	if _, err := io.ReadFull(r, size[:]); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, binary.BigEndian.Uint32(size[:]))
+	if _, err := io.ReadFull(r, buf); err != nil {
+		t.Fatal(err)
+	}
+	resp := kmsg.NewPtrProduceResponse()
+	resp.Version = 7
+	if err := resp.ReadFrom(buf[4:]); err != nil {
+		t.Fatal(err)
+	}
+	p := resp.Topics[0].Partitions[0]
+	return int32(binary.BigEndian.Uint32(buf)), p.ErrorCode, p.BaseOffset
+}
+
+// TestProducePipelineReadsAhead: while a large produce request is being
+// handled (held here in the request hook), the connection reads the next
+// one (its buffer is charged to the request budget) but does not handle
+// it; the answers come in request order with consecutive offsets, and
+// small requests between large ones keep their place.
+func TestProducePipelineReadsAhead(t *testing.T) {
+	b, _ := newTestBroker(t)
+	b.budget = newRequestBudget(DefaultQueuedMaxRequestBytes, 0)
+	release := make(chan struct{})
+	seen := make(chan int32, 16)
+	b.cfg.RequestHook = func(info RequestInfo) RequestAction {
+		seen <- info.Correlated
+		if info.Correlated == 1 {
+			<-release
+		}
+		return RequestAction{}
+	}
+	nc, c := serveTCP(t, b)
+	large := produceRequestBody(7, testBatchN(200, 1000))
+	small := produceRequestBody(7, testBatchN(2, 100))
+	var reqs []byte
+	for i, body := range [][]byte{large, large, small, large} {
+		reqs = appendRequest(reqs, kproto.KeyProduce, 7, int32(i+1), body)
+	}
+	go nc.Write(reqs)
+	if got := <-seen; got != 1 {
+		t.Fatalf("first request handled: %d", got)
+	}
+	checkFor(t, "the second request is read while the first is handled", func() bool {
+		return c.acct.heldNow() >= 2*int64(len(large))
+	})
+	select {
+	case got := <-seen:
+		t.Fatalf("request %d handled before request 1 was answered", got)
+	default:
+	}
+	close(release)
+	r := bufio.NewReader(nc)
+	var next int64
+	for i, records := range []int64{200, 200, 2, 200} {
+		corr, code, base := readProduceAnswer(t, r)
+		if corr != int32(i+1) || code != 0 || base != next {
+			t.Fatalf("answer %d: correlation %d, error %d, base offset %d; want %d, 0, %d", i, corr, code, base, i+1, next)
+		}
+		next += records
+	}
+	for i := int32(2); i <= 4; i++ {
+		if got := <-seen; got != i {
+			t.Fatalf("handled request %d, want %d", got, i)
+		}
+	}
+}
+
+// TestProducePipelineHandlerFails: a request the handler goroutine fails
+// (a bad request body) closes the connection, as on the reader.
+func TestProducePipelineHandlerFails(t *testing.T) {
+	b, _ := newTestBroker(t)
+	nc, _ := serveTCP(t, b)
+	bad := make([]byte, pipelineMinBytes+100) // not a produce body: topics count far too large
+	for i := range bad {
+		bad[i] = 0x7f
+	}
+	req := appendRequest(nil, kproto.KeyProduce, 7, 1, bad)
+	if _, err := nc.Write(req); err != nil {
+		t.Fatal(err)
+	}
+	var one [1]byte
+	if _, err := nc.Read(one[:]); err == nil {
+		t.Fatal("the connection answered a malformed produce request")
+	}
+}
