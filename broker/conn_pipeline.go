@@ -82,8 +82,10 @@ func (c *conn) handOff(hdr *kproto.RequestHeader, frame, body []byte) bool {
 }
 
 // reclaimBuffer takes the handed-off buffer back if the handler is done
-// with it; wait: wait for that. The larger of the two buffers becomes
-// c.buf, the other the spare; an oversized one goes back to the budget.
+// with it; wait: wait for that (after a frame was read into c.buf, which
+// then stays c.buf). Before a read (!wait) the larger of the two buffers
+// becomes c.buf, the other the spare. An oversized one goes back to the
+// budget.
 func (c *conn) reclaimBuffer(wait bool) {
 	p := &c.pipe
 	if !p.out {
@@ -100,7 +102,7 @@ func (c *conn) reclaimBuffer(wait bool) {
 		}
 	}
 	p.out = false
-	if cap(buf) > cap(c.buf) {
+	if !wait && cap(buf) > cap(c.buf) {
 		buf, c.buf = c.buf, buf
 	}
 	if cap(buf) > maxKeptFrameBytes {

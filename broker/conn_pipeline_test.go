@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/zkafka/zkafka/kproto"
@@ -34,8 +35,10 @@ func readProduceAnswer(t *testing.T, r io.Reader) (corr int32, code int16, base 
 // TestProducePipelineReadsAhead: while a large produce request is being
 // handled (held here in the request hook), the connection reads the next
 // one (its buffer is charged to the request budget) but does not handle
-// it; the answers come in request order with consecutive offsets, and
-// small requests between large ones keep their place.
+// it; the answers come in request order with consecutive offsets, small
+// requests between large ones keep their place, and a request is never
+// read into the buffer of the one being handled (request 2, smaller than
+// request 1, is handled slowly while request 3 is read).
 func TestProducePipelineReadsAhead(t *testing.T) {
 	b, _ := newTestBroker(t)
 	b.budget = newRequestBudget(DefaultQueuedMaxRequestBytes, 0)
@@ -43,16 +46,20 @@ func TestProducePipelineReadsAhead(t *testing.T) {
 	seen := make(chan int32, 16)
 	b.cfg.RequestHook = func(info RequestInfo) RequestAction {
 		seen <- info.Correlated
-		if info.Correlated == 1 {
+		switch info.Correlated {
+		case 1:
 			<-release
+		case 2: // handled while the reader reads request 3
+			return RequestAction{Delay: 50 * time.Millisecond}
 		}
 		return RequestAction{}
 	}
 	nc, c := serveTCP(t, b)
 	large := produceRequestBody(7, testBatchN(200, 1000))
+	medium := produceRequestBody(7, testBatchN(80, 1000)) // into a smaller buffer than large's
 	small := produceRequestBody(7, testBatchN(2, 100))
 	var reqs []byte
-	for i, body := range [][]byte{large, large, small, large} {
+	for i, body := range [][]byte{large, medium, large, small, large} {
 		reqs = appendRequest(reqs, kproto.KeyProduce, 7, int32(i+1), body)
 	}
 	go nc.Write(reqs)
@@ -60,7 +67,7 @@ func TestProducePipelineReadsAhead(t *testing.T) {
 		t.Fatalf("first request handled: %d", got)
 	}
 	checkFor(t, "the second request is read while the first is handled", func() bool {
-		return c.acct.heldNow() >= 2*int64(len(large))
+		return c.acct.heldNow() >= int64(len(large)+len(medium))
 	})
 	select {
 	case got := <-seen:
@@ -70,14 +77,14 @@ func TestProducePipelineReadsAhead(t *testing.T) {
 	close(release)
 	r := bufio.NewReader(nc)
 	var next int64
-	for i, records := range []int64{200, 200, 2, 200} {
+	for i, records := range []int64{200, 80, 200, 2, 200} {
 		corr, code, base := readProduceAnswer(t, r)
 		if corr != int32(i+1) || code != 0 || base != next {
 			t.Fatalf("answer %d: correlation %d, error %d, base offset %d; want %d, 0, %d", i, corr, code, base, i+1, next)
 		}
 		next += records
 	}
-	for i := int32(2); i <= 4; i++ {
+	for i := int32(2); i <= 5; i++ {
 		if got := <-seen; got != i {
 			t.Fatalf("handled request %d, want %d", got, i)
 		}
