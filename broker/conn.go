@@ -81,10 +81,16 @@ type conn struct {
 
 	// Per-connection scratch reused across requests (by the goroutine
 	// handling the request: the reader, or the handler it handed it to).
-	hdr         kproto.RequestHeader // the request being handled
-	scratch     []byte               // decompression buffer for ValidateBatch
-	produceReq  kproto.ProduceRequest
-	produceResp kproto.ProduceResponse
+	hdr     kproto.RequestHeader // the request being handled
+	scratch []byte               // decompression buffer for ValidateBatch
+	// validated says, per partition of the produce request being handled
+	// in request order, that its batch passed ValidateBatch already
+	// (conn_pipeline.go's prevalidate); nil: none did. batchValidated is
+	// that for the partition producePartition is at.
+	validated      []bool
+	batchValidated bool
+	produceReq     kproto.ProduceRequest
+	produceResp    kproto.ProduceResponse
 	// produceWaits are the partitions an acks=all produce waits for.
 	produceWaits []produceWait
 	fetchReq     kproto.FetchRequest
@@ -199,7 +205,8 @@ func (c *conn) readLoop() {
 			c.logReadError(err)
 			return
 		}
-		if !c.awaitHandler() { // the request before it is answered (conn_pipeline.go)
+		valid := c.prevalidate(frame) // while the handler still works (conn_pipeline.go)
+		if !c.awaitHandler() {        // the request before it is answered
 			return
 		}
 		if c.sasl != nil {
@@ -218,7 +225,7 @@ func (c *conn) readLoop() {
 			c.log.Warn("closing connection: malformed request header", "err", err)
 			return
 		}
-		if c.handOff(hdr, frame, body) {
+		if c.handOff(hdr, frame, body, valid) {
 			continue // handled meanwhile by the handler goroutine
 		}
 		if !c.handle(hdr, body, len(frame), br.Buffered() > 0, false) {

@@ -18,7 +18,10 @@ import (
 // and their responses leave in order. So at most one request is read
 // ahead of the one being handled; a quota's mute delays the handling of
 // that one (and the reading of the one after it), and its buffer is
-// charged to the request budget like any other. Smaller requests and
+// charged to the request budget like any other. The reader also checks
+// the batches of the request it read (CRC, records: prevalidate) while
+// the handler appends the one before, so that the handler, the slower
+// stage, only appends. Smaller requests and
 // every other API are handled by the reader itself, as before: a hand-off
 // is a goroutine wake-up each way, worth it only when the append is long.
 
@@ -47,20 +50,31 @@ type pipeline struct {
 
 	cur      pipelineJob // the job being handled (handler goroutine)
 	returned bool        // cur.buf went back (handler goroutine)
+
+	// Early validation (prevalidate, reader goroutine): the next request's
+	// header and decoded body, the decompression scratch, and per
+	// partition whether its batch passed kproto.ValidateBatch, in two
+	// slices used in turn (one may be the job's that is out).
+	hdr        kproto.RequestHeader
+	pre        kproto.ProduceRequest
+	preScratch []byte
+	valid      [2][]bool
+	vi         int
 }
 
 // pipelineJob is a request for the handler: the header is in c.hdr, body
 // is in buf (the frame's buffer).
 type pipelineJob struct {
 	buf, body []byte
-	size      int // frame size, for the quota
+	size      int    // frame size, for the quota
+	valid     []bool // from prevalidate, or nil
 }
 
 // handOff gives the request in c.buf to the handler goroutine if it is a
 // produce request worth it, and makes the spare buffer c.buf for the next
 // read. false: the reader handles it itself. The handler must be idle
 // (awaitHandler).
-func (c *conn) handOff(hdr *kproto.RequestHeader, frame, body []byte) bool {
+func (c *conn) handOff(hdr *kproto.RequestHeader, frame, body []byte, valid []bool) bool {
 	if hdr.APIKey != kproto.KeyProduce || len(frame) < pipelineMinBytes {
 		return false
 	}
@@ -72,13 +86,62 @@ func (c *conn) handOff(hdr *kproto.RequestHeader, frame, body []byte) bool {
 		}
 		p.started = true
 	}
-	p.jobs <- pipelineJob{buf: c.buf, body: body, size: len(frame)}
+	p.jobs <- pipelineJob{buf: c.buf, body: body, size: len(frame), valid: valid}
 	p.busy, p.out = true, true
 	c.buf, p.spare = p.spare, nil
 	if c.buf == nil {
 		c.buf = make([]byte, 0, baseFrameBytes)
 	}
 	return true
+}
+
+// prevalidate checks the batches of a request that handOff will take,
+// on the reader while the handler still appends the one before: the
+// batch of each partition (the one batch producePartition would take)
+// gets kproto.ValidateBatch, its CRC and record walk, so the handler,
+// the slower stage, skips it for those that passed (c.validated); the
+// others it validates again, answering as without this. nil: nothing
+// checked (not such a request, or a SASL connection, whose frames are
+// authenticated first). Reader goroutine, before awaitHandler.
+func (c *conn) prevalidate(frame []byte) []bool {
+	p := &c.pipe
+	if c.sasl != nil || len(frame) < pipelineMinBytes {
+		return nil
+	}
+	var body []byte
+	var err error
+	p.hdr, body, err = kproto.ParseRequestHeader(frame, nil)
+	if err != nil || p.hdr.APIKey != kproto.KeyProduce || p.pre.Decode(p.hdr.APIVersion, body) != nil {
+		return nil
+	}
+	p.vi ^= 1
+	v := p.valid[p.vi][:0]
+	for i := range p.pre.Topics {
+		for j := range p.pre.Topics[i].Partitions {
+			v = append(v, p.validBatch(p.pre.Topics[i].Partitions[j].Records))
+		}
+	}
+	p.valid[p.vi] = v
+	if cap(p.preScratch) > 16<<20 {
+		p.preScratch = nil
+	}
+	return v
+}
+
+// validBatch reports whether records is one record batch of magic 2
+// that passes kproto.ValidateBatch.
+func (p *pipeline) validBatch(records []byte) bool {
+	it := kproto.SplitBatches(records)
+	batch, ok := it.Next()
+	if !ok || batch.Magic() < 2 {
+		return false
+	}
+	if _, more := it.Next(); more || it.Err() != nil {
+		return false
+	}
+	var err error
+	p.preScratch, err = kproto.ValidateBatch(batch, p.preScratch[:0])
+	return err == nil
 }
 
 // reclaimBuffer takes the handed-off buffer back if the handler is done
@@ -171,6 +234,8 @@ func (c *conn) handleHandedOff() (ok bool) {
 			c.nc.Close()
 		}
 	}()
+	c.validated = c.pipe.cur.valid
+	defer func() { c.validated = nil }()
 	// more: the reader is reading the next request meanwhile, so a large
 	// answer goes to the writer (send).
 	return c.handle(&c.hdr, c.pipe.cur.body, c.pipe.cur.size, true, true)

@@ -109,3 +109,29 @@ func TestProducePipelineHandlerFails(t *testing.T) {
 		t.Fatal("the connection answered a malformed produce request")
 	}
 }
+
+// TestProducePipelineCorruptBatch: a large produce whose batch fails its
+// CRC is answered CORRUPT_MESSAGE between good ones, whether its check
+// ran early on the reader or on the handler, and appends nothing.
+func TestProducePipelineCorruptBatch(t *testing.T) {
+	b, _ := newTestBroker(t)
+	nc, _ := serveTCP(t, b)
+	good := produceRequestBody(7, testBatchN(200, 1000))
+	bad := produceRequestBody(7, testBatchN(200, 1000))
+	bad[len(bad)-10] ^= 0xff // in the last record: the CRC fails
+	var reqs []byte
+	for i, body := range [][]byte{good, bad, good, bad, good} {
+		reqs = appendRequest(reqs, kproto.KeyProduce, 7, int32(i+1), body)
+	}
+	go nc.Write(reqs)
+	r := bufio.NewReader(nc)
+	for i, want := range []struct {
+		code int16
+		base int64
+	}{{0, 0}, {2, -1}, {0, 200}, {2, -1}, {0, 400}} {
+		corr, code, base := readProduceAnswer(t, r)
+		if corr != int32(i+1) || code != want.code || base != want.base {
+			t.Fatalf("answer %d: correlation %d, error %d, base offset %d; want %d, %d, %d", i, corr, code, base, i+1, want.code, want.base)
+		}
+	}
+}

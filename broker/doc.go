@@ -193,7 +193,8 @@
 //
 //   - Appends to a partition are serialized by partition.mu; validation
 //     (CRC, decompression) runs before it, on the goroutine handling the
-//     request (the reader's or, for a large produce, the handler's).
+//     request, or for a large produce on the reader while the handler
+//     goroutine appends the request before it (conn_pipeline.go).
 //   - The batch bytes appended are the producer's bytes; only base offset,
 //     partition leader epoch (the state znode's leader_epoch this broker
 //     leads in, recorded in leader-epoch-checkpoint by broker/replica when
