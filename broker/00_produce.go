@@ -32,8 +32,10 @@ import (
 // does, so the client notices); 1: answered after the leader's append;
 // -1 (all): NOT_ENOUGH_REPLICAS, before anything is appended, when the
 // partition's ISR is smaller than min.insync.replicas; after the appends
-// of every partition the handler waits (on the connection's reader
-// goroutine, which reads nothing meanwhile, as Kafka mutes the channel)
+// of every partition the handler waits (on the goroutine handling the
+// connection's requests, which handles nothing else meanwhile, as Kafka
+// mutes the channel; the reader reads at most one request ahead of a
+// large one, conn_pipeline.go)
 // until each partition's high watermark passes its batch, then answers
 // NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below
 // min.insync.replicas meanwhile, REQUEST_TIMED_OUT at timeout_ms, or
@@ -73,6 +75,7 @@ func handleProduce(c *conn, hdr *kproto.RequestHeader, body []byte) (*response, 
 	if !txnDenied {
 		verdicts = c.verifyProduce(req)
 	}
+	k := 0 // the partition's place in the request, for c.validated
 	for i := range req.Topics {
 		rt := &req.Topics[i]
 		t := c.b.cluster.topic(rt.Topic)
@@ -87,8 +90,11 @@ func handleProduce(c *conn, hdr *kproto.RequestHeader, body []byte) (*response, 
 			case txnDenied:
 				pr.ErrorCode = codeTransactionalIDAuthorizationFailed
 			case !denied:
+				c.batchValidated = k < len(c.validated) && c.validated[k]
 				pr, w = c.producePartition(req, t, rp, now, verdicts[rt.Topic][rp.Partition])
+				c.batchValidated = false
 			}
+			k++
 			failed = failed || pr.ErrorCode != kproto.CodeNone
 			out.Partitions[j] = pr
 			if req.Acks == -1 && pr.ErrorCode == kproto.CodeNone {
@@ -222,7 +228,9 @@ func (c *conn) producePartition(req *kproto.ProduceRequest, t *topic, rp *kproto
 		return fail(kproto.CodeMessageTooLarge, "The batch size %d is larger than max.message.bytes %d", len(batch), max)
 	}
 	var err error
-	c.scratch, err = kproto.ValidateBatch(batch, c.scratch[:0])
+	if !c.batchValidated { // else done on the reader (conn_pipeline.go)
+		c.scratch, err = kproto.ValidateBatch(batch, c.scratch[:0])
+	}
 	if cap(c.scratch) > 16<<20 {
 		c.scratch = nil
 	}

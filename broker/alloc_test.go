@@ -143,6 +143,8 @@ func TestConnRequestAllocs(t *testing.T) {
 	b, _ := newTestBroker(t)
 	nc, _ := serveTCP(t, b)
 	produce := appendRequest(nil, kproto.KeyProduce, 7, 1, produceRequestBody(7, testBatch(100)))
+	// Large enough for the handler goroutine (conn_pipeline.go).
+	largeProduce := appendRequest(nil, kproto.KeyProduce, 7, 1, produceRequestBody(7, testBatchN(256, 1024)))
 	fetch := appendRequest(nil, kproto.KeyFetch, 4, 2, fetchRequestBody(4, 0))
 	buf := make([]byte, 1<<20)
 	roundTrip := func(req []byte) func() {
@@ -162,7 +164,7 @@ func TestConnRequestAllocs(t *testing.T) {
 		name string
 		req  []byte
 		max  float64
-	}{{"produce", produce, 0}, {"fetch", fetch, maxConnFetchAllocs}} {
+	}{{"produce", produce, 0}, {"large produce", largeProduce, 0}, {"fetch", fetch, maxConnFetchAllocs}} {
 		run := roundTrip(c.req)
 		run()
 		if allocs := testing.AllocsPerRun(200, run); allocs > c.max {

@@ -28,7 +28,9 @@ import (
 // request at a time per connection is what Kafka does too (it mutes the
 // channel until the response is sent), so a fetch parked in a long poll
 // delays the requests behind it on that connection only; clients use
-// separate connections for fetches.
+// separate connections for fetches. A large produce request is handled on
+// a third goroutine while the reader reads the next request, still one
+// request handled at a time (conn_pipeline.go).
 type conn struct {
 	b   *Broker
 	nc  net.Conn
@@ -73,11 +75,22 @@ type conn struct {
 	buf  []byte
 	acct *budgetAccount
 
-	// Per-connection scratch reused across requests (reader goroutine only).
-	hdr         kproto.RequestHeader // the request being handled
-	scratch     []byte               // decompression buffer for ValidateBatch
-	produceReq  kproto.ProduceRequest
-	produceResp kproto.ProduceResponse
+	// pipe hands large produce requests to a second goroutine, which
+	// handles them while the reader reads the next (conn_pipeline.go).
+	pipe pipeline
+
+	// Per-connection scratch reused across requests (by the goroutine
+	// handling the request: the reader, or the handler it handed it to).
+	hdr     kproto.RequestHeader // the request being handled
+	scratch []byte               // decompression buffer for ValidateBatch
+	// validated says, per partition of the produce request being handled
+	// in request order, that its batch passed ValidateBatch already
+	// (conn_pipeline.go's prevalidate); nil: none did. batchValidated is
+	// that for the partition producePartition is at.
+	validated      []bool
+	batchValidated bool
+	produceReq     kproto.ProduceRequest
+	produceResp    kproto.ProduceResponse
 	// produceWaits are the partitions an acks=all produce waits for.
 	produceWaits []produceWait
 	fetchReq     kproto.FetchRequest
@@ -185,10 +198,15 @@ func (c *conn) readLoop() {
 	br := bufio.NewReaderSize(c.nc, readBufferBytes)
 	c.buf = make([]byte, 0, baseFrameBytes)
 	defer func() { c.acct.close(c.buf); c.buf = nil }()
+	defer c.endPipeline() // before the account closes: it gives the spare back
 	for {
 		frame, err := c.readRequest(br)
 		if err != nil {
 			c.logReadError(err)
+			return
+		}
+		valid := c.prevalidate(frame) // while the handler still works (conn_pipeline.go)
+		if !c.awaitHandler() {        // the request before it is answered
 			return
 		}
 		if c.sasl != nil {
@@ -207,19 +225,10 @@ func (c *conn) readLoop() {
 			c.log.Warn("closing connection: malformed request header", "err", err)
 			return
 		}
-		start := time.Now()
-		c.beginQuota(len(frame) + 4)
-		resp, err := c.dispatch(hdr, body)
-		c.b.metrics.request(hdr.APIKey, time.Since(start))
-		if err != nil {
-			c.log.Warn("closing connection", "api_key", hdr.APIKey, "api_version", hdr.APIVersion, "err", err)
-			return
+		if c.handOff(hdr, frame, body, valid) {
+			continue // handled meanwhile by the handler goroutine
 		}
-		mute := c.endQuota(hdr, resp)
-		if resp != nil && !c.send(resp, br.Buffered() > 0) {
-			return
-		}
-		if !c.muteFor(mute) { // a client over its quota: its next request waits (quota_conn.go)
+		if !c.handle(hdr, body, len(frame), br.Buffered() > 0, false) {
 			return
 		}
 		if cap(c.buf) > maxKeptFrameBytes {
@@ -281,6 +290,7 @@ func (c *conn) readRequest(br *bufio.Reader) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.reclaimBuffer(false) // the handed-off request's buffer, if it is free (conn_pipeline.go)
 	// Only a connection with a charged buffer is known to the budget (a
 	// take marks it as reading too), so small requests on the base buffer
 	// never touch the budget's lock.
@@ -299,11 +309,11 @@ func (c *conn) readRequest(br *bufio.Reader) ([]byte, error) {
 }
 
 // awaitRequest waits until the next request starts. A connection that
-// keeps a buffer larger than the base waits at most keptFrameIdle, then
-// drops it (and waits on without a deadline), so idle connections hold
-// only the base buffer.
+// keeps a buffer larger than the base (or a second one, conn_pipeline.go)
+// waits at most keptFrameIdle, then drops it (and waits on without a
+// deadline), so idle connections hold only the base buffer.
 func (c *conn) awaitRequest(br *bufio.Reader) error {
-	if cap(c.buf) <= baseFrameBytes || br.Buffered() > 0 {
+	if br.Buffered() > 0 || cap(c.buf) <= baseFrameBytes && !c.pipe.out && c.pipe.spare == nil {
 		return nil
 	}
 	c.nc.SetReadDeadline(time.Now().Add(keptFrameIdle))
@@ -312,8 +322,11 @@ func (c *conn) awaitRequest(br *bufio.Reader) error {
 	}
 	_, err := br.Peek(1)
 	if errors.Is(err, os.ErrDeadlineExceeded) && !c.stopping.Load() {
-		c.dropBuffer()
 		err = nil
+		if !c.awaitHandler() {
+			err = errConnClosing
+		}
+		c.dropBuffer()
 	}
 	c.nc.SetReadDeadline(time.Time{})
 	if c.stopping.Load() {
@@ -337,10 +350,13 @@ func (c *conn) growBuffer(buf []byte, want int) ([]byte, error) {
 	return nb, nil
 }
 
-// dropBuffer goes back to a base-size buffer.
+// dropBuffer goes back to a base-size buffer, and gives the spare of the
+// pipeline back too.
 func (c *conn) dropBuffer() {
 	c.acct.put(c.buf)
 	c.buf = make([]byte, 0, baseFrameBytes)
+	c.acct.put(c.pipe.spare)
+	c.pipe.spare = nil
 }
 
 func (c *conn) logReadError(err error) {

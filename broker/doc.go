@@ -51,7 +51,8 @@
 //	config_zkclient.go  the ZooKeeper session's TLS, SASL and secure ACLs (zookeeper.set.acl,
 //	                zookeeper.ssl.*, the JAAS Client section; zkmeta.DialSecure)
 //	principal.go    a connection's principal: User:NAME (SASL), the certificate's DN, ANONYMOUS
-//	conn.go         the per-connection reader and writer, sendfile
+//	conn.go         the per-connection reader and writer, sendfile;
+//	                conn_pipeline.go the handler goroutine of large produce requests
 //	request_budget.go  the broker-wide bound on request buffers (queued.max.request.bytes);
 //	                request_memory_*.go its buffers, anonymous memory outside the Go heap
 //	partition.go    a partition: segment log, serialized appends, fetch waiters, leader epoch
@@ -145,6 +146,12 @@
 // queues nothing. The request path allocates nothing per produce request
 // (the header lives in the conn; pinned over a socket in alloc_test.go).
 // A Fetch that parks in its long poll holds only its own connection.
+// A produce request of 64 KiB or more goes to a third goroutine of the
+// connection, started at the first (conn_pipeline.go), which handles it
+// while the reader reads the next request; the reader waits for it before
+// it handles that one, so requests are still handled one at a time and
+// in order, with one read ahead: a producer with several requests in
+// flight gets its bytes received and appended at the same time.
 //
 // Request memory follows the bytes that arrive, not the size a prefix
 // claims. Each connection keeps a 64 KiB buffer for small requests; a
@@ -185,7 +192,9 @@
 // # Invariants
 //
 //   - Appends to a partition are serialized by partition.mu; validation
-//     (CRC, decompression) runs before it, on the reader goroutine.
+//     (CRC, decompression) runs before it, on the goroutine handling the
+//     request, or for a large produce on the reader while the handler
+//     goroutine appends the request before it (conn_pipeline.go).
 //   - The batch bytes appended are the producer's bytes; only base offset,
 //     partition leader epoch (the state znode's leader_epoch this broker
 //     leads in, recorded in leader-epoch-checkpoint by broker/replica when

@@ -10,7 +10,9 @@ import (
 )
 
 // RequestHook sees every request of every connection before its handler
-// (Config.RequestHook), on the connection's reader goroutine: it is how a
+// (Config.RequestHook), on the goroutine handling the connection's
+// requests one at a time (its reader, or for a large produce request the
+// handler goroutine, conn_pipeline.go): it is how a
 // test harness (package zkafkatest) injects errors, delays and dropped
 // connections, as kfake's ControlKey does. nil, the default, costs one nil
 // check per request. It must be safe for concurrent use (connections call
@@ -28,8 +30,9 @@ type RequestInfo struct {
 }
 
 // RequestAction is what the broker does with a hooked request. The zero
-// value lets it through. Delay applies first (the connection reads nothing
-// meanwhile, as a slow broker would); then Drop closes the connection
+// value lets it through. Delay applies first (the connection handles
+// nothing else meanwhile, as a slow broker would, and reads at most one
+// request ahead); then Drop closes the connection
 // unanswered, or Response answers in place of the handler (the request has
 // no effect), encoded at the request's version.
 type RequestAction struct {

@@ -259,13 +259,20 @@ func effectiveConfig(c *Config, overrides map[string]string) *topicConfig {
 	return tc
 }
 
+// writebackBytes is the partition logs' segment.Options.WritebackBytes:
+// the appender starts the disk writes of every 8 MiB it appended, so that
+// the fsync at a segment roll (inside the produce that rolls it) waits
+// for the last few MiB instead of a whole 1 GiB segment (0.4 s here).
+const writebackBytes = 8 << 20
+
 // segmentOptions turns the topic config into the log's options.
 func (tc *topicConfig) segmentOptions() segment.Options {
 	o := segment.Options{
-		FS:           tc.fs,
-		SegmentBytes: tc.segmentBytes,
-		SegmentAge:   tc.segmentAge,
-		FlushEntries: tc.flushMessages,
+		FS:             tc.fs,
+		SegmentBytes:   tc.segmentBytes,
+		SegmentAge:     tc.segmentAge,
+		FlushEntries:   tc.flushMessages,
+		WritebackBytes: writebackBytes,
 	}
 	if tc.flushInterval > 0 {
 		o.FlushInterval = tc.flushInterval

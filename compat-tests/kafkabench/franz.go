@@ -88,6 +88,7 @@ type franzResult struct {
 	lat      benchkit.Latencies
 	ack      benchkit.Latencies // end to end: produce acknowledgements
 	brkCPU   time.Duration
+	cliCPU   time.Duration // the client's (kafkabench's own) CPU
 	errs     int64
 	firstErr error
 }

@@ -288,7 +288,7 @@ func franzCases(addr, prefix string, val []byte, pid int, codecList []string) ma
 		check(err)
 		partitions = append(partitions, n)
 	}
-	fmt.Printf("%-34s %11s %9s %9s %9s %12s\n", "case", "records/s", "MB/s", "p50 ms", "p99 ms", "broker s/GB")
+	fmt.Printf("%-34s %11s %9s %9s %9s %12s %12s\n", "case", "records/s", "MB/s", "p50 ms", "p99 ms", "broker s/GB", "client s/GB")
 	type produced struct {
 		topic string
 		n     int64
@@ -301,17 +301,20 @@ func franzCases(addr, prefix string, val []byte, pid int, codecList []string) ma
 				check(createTopic(addr, topic, int32(parts)))
 				settle()
 				cpu0, _ := benchkit.CPUTime(pid)
+				cli0 := benchkit.SelfCPU()
 				r, err := franzProduce(addr, topic, acksAll, codec, val, *caseDur, *caseMax)
 				cpu1, _ := benchkit.CPUTime(pid)
+				cli1 := benchkit.SelfCPU()
 				name := fmt.Sprintf("produce p=%d acks=%s %s", parts, acksName(acksAll), codec)
 				if err != nil {
 					fmt.Printf("%-34s error: %v\n", name, err)
 					continue
 				}
-				r.brkCPU = cpu1 - cpu0
+				r.brkCPU, r.cliCPU = cpu1-cpu0, cli1-cli0
 				out[name] = r
-				fmt.Printf("%-34s %11.0f %9.1f %9s %9s %12.2f\n", name, r.recPerSec(), r.mbPerSec(),
-					benchkit.Ms(r.lat.Percentile(50)), benchkit.Ms(r.lat.Percentile(99)), r.brkCPU.Seconds()/(float64(r.bytes)/1e9))
+				gb := float64(r.bytes) / 1e9
+				fmt.Printf("%-34s %11.0f %9.1f %9s %9s %12.2f %12.2f\n", name, r.recPerSec(), r.mbPerSec(),
+					benchkit.Ms(r.lat.Percentile(50)), benchkit.Ms(r.lat.Percentile(99)), r.brkCPU.Seconds()/gb, r.cliCPU.Seconds()/gb)
 				if acksAll {
 					toConsume = append(toConsume, produced{topic, r.records})
 				}

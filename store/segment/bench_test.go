@@ -135,3 +135,31 @@ func BenchmarkAppendSync(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAppendRoll appends 256 KiB batches through segment rolls (64
+// MiB segments, each roll fsyncs the old one), with and without
+// WritebackBytes: the slowest Append is the one that rolls, and the CPU
+// per GB includes the writeback the process starts itself. Run it with
+// at least -benchtime 2000x so that several segments roll.
+func BenchmarkAppendRoll(b *testing.B) {
+	for _, wb := range []int64{0, 8 << 20} {
+		b.Run(fmt.Sprintf("writeback=%dMiB", wb>>20), func(b *testing.B) {
+			l := mustOpen(b, b.TempDir(), Options{WritebackBytes: wb, SegmentBytes: 64 << 20})
+			defer l.Close()
+			batch := AppendBatch(nil, make([]byte, 256<<10), 256, 1)
+			b.SetBytes(int64(len(batch)))
+			var worst time.Duration
+			cpu0 := processCPU()
+			for b.Loop() {
+				start := time.Now()
+				if _, err := l.Append(batch, 256, 1); err != nil {
+					b.Fatal(err)
+				}
+				worst = max(worst, time.Since(start))
+			}
+			gb := float64(b.N) * float64(len(batch)) / 1e9
+			b.ReportMetric((processCPU()-cpu0).Seconds()/gb, "cpu-s/GB")
+			b.ReportMetric(float64(worst.Microseconds())/1e3, "worst-ms")
+		})
+	}
+}

@@ -79,7 +79,10 @@
 //
 // One writer at a time: Append, Truncate, Roll, SetStartOffset,
 // EnforceRetention and Close serialize on a mutex, and Sync runs its fsync
-// without it. Readers (Read, ReadBatches, OffsetForTime, NextOffset,
+// without it. With Options.WritebackBytes the appender also starts
+// the disk writes of what it appended, from a short-lived goroutine (at
+// most one per log), so that the fsync of the Append that rolls does not
+// wait for a whole segment. Readers (Read, ReadBatches, OffsetForTime, NextOffset,
 // StartOffset, Size) take no log-wide lock: they load an immutable segment
 // list from an atomic pointer and hold a reference on the segment they
 // read, so a FileRange stays readable after retention or truncation deleted

@@ -50,6 +50,15 @@ type Options struct {
 	// end of the data (in the active segment and, with this option on, in
 	// the others). 0 = off (the default): files are exactly Kafka's.
 	PreallocateBytes int64
+	// WritebackBytes: every this many bytes appended to the active
+	// segment, start writing them to the disk (sync_file_range(2)
+	// SYNC_FILE_RANGE_WRITE on Linux: asynchronous, nothing waits for it),
+	// from a goroutine of its own, so that the fsync of a Roll or Sync
+	// finds little left to write. Without it the kernel leaves gigabytes
+	// dirty, and the Append that rolls a 1 GiB segment waits for its whole
+	// writeback (0.4 s on an SSD). Durability is unchanged: only the
+	// fsyncs promise anything. 0 = off (the default).
+	WritebackBytes int64
 	// FS is the file system; nil means the operating system's.
 	FS FS
 	// Logger receives recovery warnings; nil discards them.
@@ -116,8 +125,11 @@ type Log struct {
 	}
 
 	kick chan struct{} // wakes the flusher after an append
-	done chan struct{} // closed by Close
-	wg   sync.WaitGroup
+	// writingBack is set while a writeback goroutine runs (at most one;
+	// see WritebackBytes and startWritebackLocked).
+	writingBack atomic.Bool
+	done        chan struct{} // closed by Close
+	wg          sync.WaitGroup
 }
 
 // Open opens the log in dir, creating dir if needed. It recovers the
@@ -312,6 +324,7 @@ func (l *Log) writeLocked(s *segment, batch []byte, pos int64) error {
 		err = fmt.Errorf("short write (%d of %d bytes)", n, len(batch))
 	}
 	if err == nil {
+		l.startWritebackLocked(s, pos, pos+int64(len(batch)))
 		return nil
 	}
 	s.dirtyTail = true
@@ -320,6 +333,51 @@ func (l *Log) writeLocked(s *segment, batch []byte, pos int64) error {
 		s.fileEnd = pos
 	}
 	return fmt.Errorf("segment: write %s at %d: %w", s.logPath, pos, err)
+}
+
+// writebacker is implemented by Files that can start writing a range of
+// their data to the disk without waiting (sync_file_range(2) on Linux).
+type writebacker interface {
+	StartWriteback(off, n int64) error
+}
+
+// writebackPage is the unit startWritebackLocked rounds down to: the page
+// the next append writes into is left alone, since a write into a page
+// under writeback may have to wait for it (stable pages).
+const writebackPage = 4096
+
+// startWritebackLocked starts the writeback of the data of s below end
+// not yet started, once that is WritebackBytes, from a goroutine (the
+// call can wait for the device queue); an append while one runs leaves
+// the range to grow. Errors are the fsync's to report. pos is where this
+// write began: a truncation may have moved the end below what was
+// started. l.mu must be held.
+func (l *Log) startWritebackLocked(s *segment, pos, end int64) {
+	chunk := l.opts.WritebackBytes
+	if chunk <= 0 {
+		return
+	}
+	if s.wbFrom > pos {
+		s.wbFrom = pos &^ (writebackPage - 1)
+	}
+	to := end &^ (writebackPage - 1)
+	if to-s.wbFrom < chunk || l.writingBack.Load() {
+		return
+	}
+	wb, ok := s.log.(writebacker)
+	if !ok || !s.acquire() {
+		return
+	}
+	from := s.wbFrom
+	s.wbFrom = to
+	l.writingBack.Store(true)
+	l.wg.Add(1) // under l.mu and before Close, so Close waits for it
+	go func() {
+		defer l.wg.Done()
+		wb.StartWriteback(from, to-from)
+		s.release()
+		l.writingBack.Store(false)
+	}()
 }
 
 // preallocLocked extends the file of s, whose data ends at pos, so that it

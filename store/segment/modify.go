@@ -20,7 +20,8 @@ const checkpointName = "log-start-offset"
 // fsynced before the new one is created, so that every segment but the last
 // is durable. Rolling an empty segment does nothing. Append rolls by
 // itself (SegmentBytes, SegmentAge); that fsync happens inside the Append
-// that rolls (readers are not blocked; Kafka does it in the background).
+// that rolls (readers are not blocked; Kafka does it in the background),
+// and Options.WritebackBytes keeps it short.
 func (l *Log) Roll() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -49,6 +49,7 @@ type segment struct {
 	created         time.Time // for SegmentAge
 	dirtyTail       bool      // a failed write may have left bytes past size
 	txnDirty        bool      // .txnindex entries written since its last fsync
+	wbFrom          int64     // data below it has had its writeback started (WritebackBytes)
 	// fileEnd is the size of the .log file when it is the active segment:
 	// size plus the preallocated zeros (Options.PreallocateBytes).
 	fileEnd int64
