@@ -20,21 +20,23 @@ type connStats struct {
 	latency  summary
 }
 
-// observeReply accounts for one reply written to the client.
-func (c *conn) observeReply(cl *call, hdr zkproto.ReplyHeader) {
+// observeReply accounts for one reply written to the client: to a request
+// of op received at start (zero: not counted in the latencies), a write or
+// not.
+func (c *conn) observeReply(op zkproto.OpCode, start time.Time, write bool, hdr zkproto.ReplyHeader) {
 	c.sent.Add(1)
 	c.srv.stats.sent.Add(1)
-	if cl.start.IsZero() {
+	if start.IsZero() {
 		return
 	}
 	now := time.Now()
-	lat := now.Sub(cl.start)
-	c.srv.stats.observe(lat, cl.wait != nil)
+	lat := now.Sub(start)
+	c.srv.stats.observe(lat, write)
 	st := &c.cstats
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.replies++
-	st.lastOp = opName(cl.op)
+	st.lastOp = opName(op)
 	st.lastCxid = hdr.Xid
 	st.lastZxid = hdr.Zxid
 	st.lastResp = now

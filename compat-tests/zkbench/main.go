@@ -55,6 +55,8 @@ var (
 	heap       = flag.String("apache-heap", "1000m", "Apache ZooKeeper -Xmx (upstream zkEnv.sh's 1000 MB; empty = JVM default)")
 	profile    = flag.String("cpuprofile", "", "run zkafka in-process under runtime/pprof and write its CPU profile here")
 	memProfile = flag.String("memprofile", "", "run zkafka in-process and write its heap profile (after a GC) here when it stops")
+	traceOut   = flag.String("trace", "", "run zkafka in-process under the execution tracer's flight recorder and write its last -trace-window here when it stops (go tool trace)")
+	traceWin   = flag.Duration("trace-window", 2*time.Second, "-trace: how much of the end of the run the trace keeps (the last case run)")
 	serveZKCfg = flag.String("serve-zk", "", "internal: serve zkafka ZooKeeper in this process from this zoo.cfg")
 )
 
@@ -95,7 +97,7 @@ func key(op string, sessions int) string { return op + "/" + strconv.Itoa(sessio
 func main() {
 	flag.Parse()
 	if *serveZKCfg != "" {
-		os.Exit(serveZK(*serveZKCfg, *profile, *memProfile))
+		os.Exit(serveZK(*serveZKCfg, *profile, *memProfile, *traceOut))
 	}
 	if *ensembleMode {
 		benchkit.Exit(ensembleMain()) // ensemble.go
