@@ -264,3 +264,57 @@ func TestReadAfterWriteInOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestFrameBuffered(t *testing.T) {
+	frame := getDataFrame(nil, 1, "/a", false)
+	for _, tc := range []struct {
+		name string
+		in   []byte
+		want bool
+	}{
+		{"nothing", nil, false},
+		{"part of the length", frame[:3], false},
+		{"the length only", frame[:4], false},
+		{"all but a byte", frame[:len(frame)-1], false},
+		{"a whole frame", frame, true},
+		{"a frame and part of the next", append(append([]byte{}, frame...), frame[:5]...), true},
+		{"a bad length", []byte{0xff, 0xff, 0xff, 0xff}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			br := bufio.NewReader(bytes.NewReader(tc.in))
+			br.Peek(len(tc.in)) // buffer everything there is
+			if got := frameBuffered(br); got != tc.want {
+				t.Errorf("frameBuffered = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestTouchSessionThrottled: a busy session's activity is recorded at most
+// once per touchEvery, and a quiet one's on its next request.
+func TestTouchSessionThrottled(t *testing.T) {
+	s := newServer(DefaultConfig(t.TempDir()), slog.New(slog.DiscardHandler), nil)
+	t0 := time.Unix(1000, 0)
+	s.tracker.track(7, time.Minute, t0)
+	c := &conn{srv: s}
+	c.sid.Store(7)
+	seen := func() time.Time {
+		s.tracker.mu.Lock()
+		defer s.tracker.mu.Unlock()
+		return s.tracker.mu.lastSeen[7]
+	}
+	for _, step := range []struct {
+		at, want time.Duration // since t0
+	}{
+		{0, 0},
+		{touchEvery / 2, 0},
+		{touchEvery, touchEvery},
+		{touchEvery + 1, touchEvery},
+		{10 * time.Second, 10 * time.Second},
+	} {
+		c.touchSession(t0.Add(step.at))
+		if got := seen().Sub(t0); got != step.want {
+			t.Fatalf("request at +%v: last seen +%v, want +%v", step.at, got, step.want)
+		}
+	}
+}
