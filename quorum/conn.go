@@ -249,6 +249,7 @@ func (c *conn) readLoop(br *bufio.Reader) {
 	for {
 		if unflushed && !frameBuffered(br) {
 			if !c.flush() {
+				c.close("reply not written")
 				return
 			}
 			unflushed = false
@@ -274,6 +275,7 @@ func (c *conn) readLoop(br *bufio.Reader) {
 		if c.queued.Load() == 0 {
 			if answered, ok := c.getDataNow(frame, now); answered {
 				if !ok {
+					c.close("reply not written")
 					return
 				}
 				unflushed = true
@@ -289,6 +291,7 @@ func (c *conn) readLoop(br *bufio.Reader) {
 		}
 		if ok && c.queued.Load() == 0 && cl.answerableNow() {
 			if !c.answerNow(cl) {
+				c.close("reply not written")
 				return
 			}
 			unflushed = true
