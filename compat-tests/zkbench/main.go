@@ -202,6 +202,9 @@ func main() {
 	if *profile != "" {
 		fmt.Printf("\nzkafka CPU profile: %s (go tool pprof -top %s %s)\n", *profile, os.Args[0], *profile)
 	}
+	if *traceOut != "" {
+		fmt.Printf("zkafka execution trace of the last %v: %s (go tool trace %s)\n", *traceWin, *traceOut, *traceOut)
+	}
 	benchkit.Exit(0)
 }
 
