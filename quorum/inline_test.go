@@ -120,7 +120,7 @@ func TestGetDataAllocationFree(t *testing.T) {
 // startPlainServer starts a standalone server of the default
 // configuration (no metrics, no AdminServer: little runs beside the
 // requests) on a free port of 127.0.0.1; with cl, accepting through it.
-func startPlainServer(t *testing.T, cl *countingListener) *Server {
+func startPlainServer(t testing.TB, cl *countingListener) *Server {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
