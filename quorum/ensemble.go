@@ -49,6 +49,8 @@ type ensemble struct {
 		sync.Mutex
 		touches map[int64]time.Duration // activity not yet forwarded to the leader
 	}
+	// led is what waitLeader waits on (ensemble_wait.go).
+	led leaderWait
 }
 
 // servingGrace is how long a server keeps its clients while it knows no
@@ -139,6 +141,7 @@ func startEnsemble(s *Server, dir string, fs segment.FS) (*raftReplicator, error
 func (s *Server) stateChanged(leader uint64, role raftnode.Role) {
 	s.ens.leader.Store(leader)
 	s.ens.role.Store(uint32(role))
+	s.ens.led.changed(leader, time.Now())
 	select {
 	case s.ens.kick <- struct{}{}:
 	default:
