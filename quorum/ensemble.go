@@ -29,9 +29,10 @@ import (
 //     clients' activity (batched every tickTime/2) to the leader over the
 //     peer connection; a new leader gives every session a fresh lease of its
 //     timeout (sessionTracker.lease).
-//   - Elections: raft's (PreVote, CheckQuorum), then the new leader hands
-//     over once to a higher-myid voter that is fully caught up (raftnode's
-//     HandOver).
+//   - Elections: raft's (PreVote, CheckQuorum), at once when the leader's
+//     process is gone (raftnode's PeerGone), then the new leader hands
+//     over once to a higher-myid voter that took part and is fully caught
+//     up (raftnode's HandOver).
 //   - Time: raft ticks every tickTime/40, an election timeout is 10 ticks
 //     (half a tickTime, randomized up to a whole one), so that a dead
 //     leader is replaced within about a tickTime. initLimit and syncLimit
