@@ -253,6 +253,7 @@ func (p *peerSender) run() {
 			began := time.Now()
 			p.write(nc)
 			nc.Close()
+			p.t.peerClosed(p.id) // transport_gone.go
 			if time.Since(began) > peerDialMax {
 				backoff = peerDialMin // a connection that worked for a while
 				continue

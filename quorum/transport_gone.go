@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// When the last connection a peer dialed to us closes, the transport
-// checks whether the peer's process is gone, so that raft can replace a
+// When the last working connection a peer dialed to us closes, or ours to
+// it, the transport checks whether the peer's process is gone, so that raft can replace a
 // dead leader at once (raftnode's PeerGone) instead of after an election
 // timeout, as a ZooKeeper follower starts its election when its socket to
 // the leader closes. The proof is that a fresh dial to the peer's port is
@@ -18,7 +18,7 @@ import (
 //   - a stopped (SIGSTOP) or overloaded process: its kernel still
 //     completes the handshake, the dial succeeds;
 //   - a peer that only redialed (its sender reconnects, a proxy cut the
-//     connection): the dial succeeds, or its new connection arrives first;
+//     connection): the dial succeeds;
 //   - a partition or a host that is down: the dial times out.
 //
 // A killed process's kernel may close a connection some milliseconds
@@ -30,9 +30,9 @@ const (
 	goneProbeTimeout = 500 * time.Millisecond
 )
 
-// peerClosed runs when the last established connection of peer id closed
-// after delivering frames: it probes the peer (once at a time per peer)
-// and tells raft if its process is gone.
+// peerClosed runs when the last connection of peer id that delivered
+// frames closed, or our sender's connection to it: it probes the peer
+// (once at a time per peer) and tells raft if its process is gone.
 func (t *peerTransport) peerClosed(id uint64) {
 	t.mu.Lock()
 	if t.mu.closed || t.mu.probing[id] {
@@ -62,8 +62,7 @@ func (t *peerTransport) peerClosed(id uint64) {
 	}
 }
 
-// probeGone reports whether a dial to peer id's port is refused while no
-// new connection from it has arrived.
+// probeGone reports whether a dial to peer id's port is refused.
 func (t *peerTransport) probeGone(id uint64) bool {
 	addr, ok := t.set.Load().addrs[id]
 	if !ok {
@@ -77,9 +76,6 @@ func (t *peerTransport) probeGone(id uint64) bool {
 			case <-time.After(goneProbeGap):
 			}
 		}
-		if t.connectedTo(id) {
-			return false
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), goneProbeTimeout)
 		nc, err := t.dial(ctx, "tcp", addr)
 		cancel()
@@ -87,19 +83,12 @@ func (t *peerTransport) probeGone(id uint64) bool {
 		case err == nil:
 			nc.Close()
 		case errors.Is(err, syscall.ECONNREFUSED):
-			return !t.connectedTo(id)
+			return true
 		default:
 			return false // no answer: not a proof
 		}
 	}
 	return false
-}
-
-// connectedTo reports whether peer id has an established connection to us.
-func (t *peerTransport) connectedTo(id uint64) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.mu.byPeer[id]) > 0
 }
 
 // connectedPeers lists the peers with an established connection to us.

@@ -59,6 +59,41 @@ func TestPeerGoneWhenItsPortRefuses(t *testing.T) {
 	stillOpen(t, two)
 }
 
+// The connection our sender dialed to a peer closing, then its port
+// refusing, is the same proof (here peer 4 never dials us).
+func TestPeerGoneWhenOurConnectionToItCloses(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	four, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer four.Close()
+	logs := &peerLogSink{}
+	addrs := map[uint64]string{1: l.Addr().String(), 4: four.Addr().String()}
+	tr := newPeerTransport(1, addrs, newPeerLimits(0, 0), slog.New(slog.NewTextHandler(logs, nil)))
+	node := newFakePeerNode()
+	tr.node = node
+	tr.start(l)
+	t.Cleanup(tr.close)
+	nc, err := four.Accept() // our sender's connection
+	if err != nil {
+		t.Fatal(err)
+	}
+	four.Close()
+	nc.Close()
+	select {
+	case g := <-node.gone:
+		if g.id != 4 {
+			t.Fatalf("PeerGone(%d, %v), want peer 4", g.id, g.connected)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no PeerGone within 10s of our connection's close")
+	}
+}
+
 // A peer whose connection closes but whose port still completes the
 // handshake (a stopped or slow process, or one that only redials) is not
 // gone; nor is one whose connection closed before it delivered anything.
@@ -80,4 +115,11 @@ func TestPeerNotGoneWhileItsPortAnswers(t *testing.T) {
 		t.Fatalf("PeerGone(%d, %v) for a peer that is not gone", g.id, g.connected)
 	default:
 	}
+}
+
+// connectedTo reports whether peer id has an established connection to us.
+func (t *peerTransport) connectedTo(id uint64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.mu.byPeer[id]) > 0
 }

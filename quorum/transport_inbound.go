@@ -89,8 +89,8 @@ func (t *peerTransport) serveInbound(in *inboundPeer) {
 		if r := recover(); r != nil {
 			t.log.Error("panic reading from a peer; connection closed", "panic", r)
 		}
-		// The peer's last connection closed after it delivered: its
-		// process may be gone (transport_gone.go).
+		// The peer's last working connection closed: its process may
+		// be gone (transport_gone.go).
 		if t.forget(in) && in.delivered.Load() {
 			t.peerClosed(in.from)
 		}
@@ -169,8 +169,8 @@ func (t *peerTransport) established(in *inboundPeer, from uint64) bool {
 }
 
 // forget removes a connection from the pending and established sets. It
-// reports whether it was its peer's last established connection (and the
-// transport is not closing).
+// reports whether its peer has no other established connection that
+// delivered a frame (and the transport is not closing).
 func (t *peerTransport) forget(in *inboundPeer) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -179,13 +179,12 @@ func (t *peerTransport) forget(in *inboundPeer) bool {
 		return false
 	}
 	conns := slices.DeleteFunc(t.mu.byPeer[in.from], func(p *inboundPeer) bool { return p == in })
-	if len(conns) > 0 {
+	if len(conns) == 0 {
+		delete(t.mu.byPeer, in.from)
+	} else {
 		t.mu.byPeer[in.from] = conns
-		return false
 	}
-	_, had := t.mu.byPeer[in.from]
-	delete(t.mu.byPeer, in.from)
-	return had && !t.mu.closed
+	return !t.mu.closed && !slices.ContainsFunc(conns, func(p *inboundPeer) bool { return p.delivered.Load() })
 }
 
 // receive reads the frames of a connection past its hello from rd (in.nc,
