@@ -41,10 +41,15 @@ func TestOnPeerGone(t *testing.T) {
 	}
 }
 
-// goneTicks is the election timeout of the PeerGone cluster tests: 2 s at
-// 5 ms ticks (randomized up to 4 s), well above what an early election
-// takes on a loaded machine.
-const goneTicks = 400
+// goneTicks is the election timeout of the PeerGone cluster tests: 5 s at
+// 5 ms ticks (randomized up to 10 s), well above what an early election
+// takes on a loaded machine (up to 3.7 s seen on 2 busy cores, where 5 ms
+// ticks fall behind).
+const goneTicks = 1000
+
+// goneFirstLeader bounds the wait for the first leader of those clusters
+// (an election timeout of up to 10 s, then the election).
+const goneFirstLeader = 30 * time.Second
 
 // When the leader's process is gone (PeerGone on the others), the highest
 // remaining voter is elected long before an election timeout, and the
@@ -52,9 +57,9 @@ const goneTicks = 400
 func TestPeerGoneElectsAtOnce(t *testing.T) {
 	all := []uint64{1, 2, 3}
 	c := newCluster(t, voters(all...), func(cfg *Config) { cfg.ElectionTicks = goneTicks; cfg.HandOver = true })
-	c.leader(all...)
+	c.leaderWithin(goneFirstLeader, all...)
 	waitFor(t, 30*time.Second, "the hand-over to 3", func() bool { return c.nodes[3].Status().Role == RoleLeader })
-	lead := c.leader(all...)
+	lead := c.leaderWithin(goneFirstLeader, all...)
 	mustPropose(t, c.nodes[lead], "before")
 	c.converged(1, all...)
 	rest := others(all, lead)
@@ -99,7 +104,7 @@ func TestPeerGoneElectsAtOnce(t *testing.T) {
 func TestPeerGoneWrongProofDisruptsNothing(t *testing.T) {
 	all := []uint64{1, 2, 3}
 	c := newCluster(t, voters(all...), func(cfg *Config) { cfg.ElectionTicks = goneTicks })
-	lead := c.leader(all...)
+	lead := c.leaderWithin(goneFirstLeader, all...)
 	term := c.nodes[lead].Status().Term
 	rest := others(all, lead)
 	high, low := slices.Max(rest), slices.Min(rest)
@@ -124,7 +129,7 @@ func TestPeerGoneWrongProofDisruptsNothing(t *testing.T) {
 func TestPeerGoneCampaignRetriesUntilTheOthersKnow(t *testing.T) {
 	all := []uint64{1, 2, 3}
 	c := newCluster(t, voters(all...), func(cfg *Config) { cfg.ElectionTicks = goneTicks })
-	lead := c.leader(all...)
+	lead := c.leaderWithin(goneFirstLeader, all...)
 	rest := others(all, lead)
 	high, low := slices.Max(rest), slices.Min(rest)
 	c.stopNode(lead)
@@ -150,7 +155,7 @@ func TestPeerGoneCampaignRetriesUntilTheOthersKnow(t *testing.T) {
 func TestPeerGoneBackUpWhenTheCampaignerIsBehind(t *testing.T) {
 	all := []uint64{1, 2, 3}
 	c := newCluster(t, voters(all...), func(cfg *Config) { cfg.ElectionTicks = goneTicks })
-	lead := c.leader(all...)
+	lead := c.leaderWithin(goneFirstLeader, all...)
 	rest := others(all, lead)
 	high, low := slices.Max(rest), slices.Min(rest)
 	mustPropose(t, c.nodes[lead], "all")
