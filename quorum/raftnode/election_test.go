@@ -41,15 +41,10 @@ func TestOnPeerGone(t *testing.T) {
 	}
 }
 
-// goneTicks is the election timeout of the PeerGone cluster tests: 5 s at
-// 5 ms ticks (randomized up to 10 s), well above what an early election
-// takes on a loaded machine (up to 3.7 s seen on 2 busy cores, where 5 ms
-// ticks fall behind).
-const goneTicks = 1000
-
-// goneFirstLeader bounds the wait for the first leader of those clusters
-// (an election timeout of up to 10 s, then the election).
-const goneFirstLeader = 30 * time.Second
+// goneTicks is the election timeout of the PeerGone cluster tests: 2 s at
+// 5 ms ticks (randomized up to 4 s), well above what an early election
+// takes on a loaded machine.
+const goneTicks = 400
 
 // When the leader's process is gone (PeerGone on the others), the highest
 // remaining voter is elected long before an election timeout, and the
@@ -57,9 +52,9 @@ const goneFirstLeader = 30 * time.Second
 func TestPeerGoneElectsAtOnce(t *testing.T) {
 	all := []uint64{1, 2, 3}
 	c := newCluster(t, voters(all...), func(cfg *Config) { cfg.ElectionTicks = goneTicks; cfg.HandOver = true })
-	c.leaderWithin(goneFirstLeader, all...)
+	c.leader(all...)
 	waitFor(t, 30*time.Second, "the hand-over to 3", func() bool { return c.nodes[3].Status().Role == RoleLeader })
-	lead := c.leaderWithin(goneFirstLeader, all...)
+	lead := c.leader(all...)
 	mustPropose(t, c.nodes[lead], "before")
 	c.converged(1, all...)
 	rest := others(all, lead)
@@ -104,7 +99,7 @@ func TestPeerGoneElectsAtOnce(t *testing.T) {
 func TestPeerGoneWrongProofDisruptsNothing(t *testing.T) {
 	all := []uint64{1, 2, 3}
 	c := newCluster(t, voters(all...), func(cfg *Config) { cfg.ElectionTicks = goneTicks })
-	lead := c.leaderWithin(goneFirstLeader, all...)
+	lead := c.leader(all...)
 	term := c.nodes[lead].Status().Term
 	rest := others(all, lead)
 	high, low := slices.Max(rest), slices.Min(rest)
@@ -129,7 +124,7 @@ func TestPeerGoneWrongProofDisruptsNothing(t *testing.T) {
 func TestPeerGoneCampaignRetriesUntilTheOthersKnow(t *testing.T) {
 	all := []uint64{1, 2, 3}
 	c := newCluster(t, voters(all...), func(cfg *Config) { cfg.ElectionTicks = goneTicks })
-	lead := c.leaderWithin(goneFirstLeader, all...)
+	lead := c.leader(all...)
 	rest := others(all, lead)
 	high, low := slices.Max(rest), slices.Min(rest)
 	c.stopNode(lead)
@@ -155,7 +150,7 @@ func TestPeerGoneCampaignRetriesUntilTheOthersKnow(t *testing.T) {
 func TestPeerGoneBackUpWhenTheCampaignerIsBehind(t *testing.T) {
 	all := []uint64{1, 2, 3}
 	c := newCluster(t, voters(all...), func(cfg *Config) { cfg.ElectionTicks = goneTicks })
-	lead := c.leaderWithin(goneFirstLeader, all...)
+	lead := c.leader(all...)
 	rest := others(all, lead)
 	high, low := slices.Max(rest), slices.Min(rest)
 	mustPropose(t, c.nodes[lead], "all")

@@ -163,15 +163,8 @@ func (c *cluster) stop() {
 // returns it.
 func (c *cluster) leader(ids ...uint64) uint64 {
 	c.t.Helper()
-	return c.leaderWithin(10*time.Second, ids...)
-}
-
-// leaderWithin is leader with another bound on the wait (clusters with a
-// long election timeout).
-func (c *cluster) leaderWithin(limit time.Duration, ids ...uint64) uint64 {
-	c.t.Helper()
 	var lead uint64
-	waitFor(c.t, limit, "a leader", func() bool {
+	waitFor(c.t, 10*time.Second, "a leader", func() bool {
 		lead = c.nodes[ids[0]].Status().Leader
 		if lead == 0 {
 			return false
