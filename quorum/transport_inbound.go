@@ -89,11 +89,7 @@ func (t *peerTransport) serveInbound(in *inboundPeer) {
 		if r := recover(); r != nil {
 			t.log.Error("panic reading from a peer; connection closed", "panic", r)
 		}
-		// The peer's last working connection closed: its process may
-		// be gone (transport_gone.go).
-		if t.forget(in) && in.delivered.Load() {
-			t.peerClosed(in.from)
-		}
+		t.forget(in)
 		in.nc.Close()
 	}()
 	rd, ok := t.secureInbound(in.nc)
@@ -158,9 +154,6 @@ func (t *peerTransport) established(in *inboundPeer, from uint64) bool {
 	}
 	t.mu.byPeer[from] = conns
 	t.mu.Unlock()
-	if p := t.set.Load().senders[from]; p != nil {
-		p.awake()
-	}
 	if evicted != nil {
 		evicted.nc.Close()
 		t.log.Debug("a newer connection from a peer replaces an older one", "peer", from)
@@ -168,23 +161,19 @@ func (t *peerTransport) established(in *inboundPeer, from uint64) bool {
 	return true
 }
 
-// forget removes a connection from the pending and established sets. It
-// reports whether its peer has no other established connection that
-// delivered a frame (and the transport is not closing).
-func (t *peerTransport) forget(in *inboundPeer) bool {
+// forget removes a connection from the pending and established sets.
+func (t *peerTransport) forget(in *inboundPeer) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.mu.pending = slices.DeleteFunc(t.mu.pending, func(p *inboundPeer) bool { return p == in })
-	if in.from == 0 {
-		return false
+	if in.from != 0 {
+		conns := slices.DeleteFunc(t.mu.byPeer[in.from], func(p *inboundPeer) bool { return p == in })
+		if len(conns) == 0 {
+			delete(t.mu.byPeer, in.from)
+		} else {
+			t.mu.byPeer[in.from] = conns
+		}
 	}
-	conns := slices.DeleteFunc(t.mu.byPeer[in.from], func(p *inboundPeer) bool { return p == in })
-	if len(conns) == 0 {
-		delete(t.mu.byPeer, in.from)
-	} else {
-		t.mu.byPeer[in.from] = conns
-	}
-	return !t.mu.closed && !slices.ContainsFunc(conns, func(p *inboundPeer) bool { return p.delivered.Load() })
 }
 
 // receive reads the frames of a connection past its hello from rd (in.nc,

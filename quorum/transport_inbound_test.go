@@ -23,25 +23,9 @@ type fakePeerNode struct {
 	mu          sync.Mutex
 	unreachable []uint64
 	snapshots   []bool
-	gone        chan peerGoneCall
 }
 
-// peerGoneCall is one PeerGone call.
-type peerGoneCall struct {
-	id        uint64
-	connected []uint64
-}
-
-func newFakePeerNode() *fakePeerNode {
-	return &fakePeerNode{stepped: make(chan *raftpb.Message, 1024), gone: make(chan peerGoneCall, 16)}
-}
-
-func (n *fakePeerNode) PeerGone(id uint64, connected []uint64) {
-	select {
-	case n.gone <- peerGoneCall{id, connected}:
-	default:
-	}
-}
+func newFakePeerNode() *fakePeerNode { return &fakePeerNode{stepped: make(chan *raftpb.Message, 1024)} }
 
 func (n *fakePeerNode) Step(_ context.Context, m *raftpb.Message) error {
 	n.stepped <- m
