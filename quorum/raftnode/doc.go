@@ -28,7 +28,8 @@
 //	| take one input, then everything already queued (group commit)     |
 //	| while rn.HasReady():                                              |
 //	|   rd := rn.Ready()                                                |
-//	|   1. apply rd.CommittedEntries that an earlier Ready fsynced      |
+//	|   1. apply rd.CommittedEntries that an earlier Ready fsynced;     |
+//	|      a leader in the same term sends its MsgApp/MsgHeartbeat now  |
 //	|   2. persist: a snapshot file from the leader, rd.Entries         |
 //	|      (truncating a conflicting tail), ONE fsync of the log, the   |
 //	|      state file if term or vote changed                           |
@@ -44,7 +45,12 @@
 // Invariants:
 //   - Persist before send: the HardState and entries of a Ready are
 //     durable before any of its messages leaves (a vote or an append
-//     acknowledgement promises durability).
+//     acknowledgement promises durability). The one exception is the
+//     raft thesis's 10.2.1, which etcd raft allows: a leader whose term
+//     and vote did not change sends its appends and heartbeats before its
+//     own fsync, so followers write while it does. The followers' answers
+//     are stepped only after that fsync (the loop is serial), so the
+//     leader's copy is never counted before it is durable.
 //   - Persist before apply: an entry is applied only once it is fsynced in
 //     the local log (step 1 applies only entries an earlier Ready
 //     fsynced; this lets the proposers of one batch queue the next batch

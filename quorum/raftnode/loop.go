@@ -208,8 +208,9 @@ func (n *Node) reissueReads() {
 	}
 }
 
-// handleReady handles one Ready: apply what is already durable, persist
-// (one fsync), send, apply the rest, Advance.
+// handleReady handles one Ready: apply what is already durable, a leader's
+// appends sent, persist (one fsync), the other messages sent, apply the
+// rest, Advance.
 func (n *Node) handleReady() error {
 	rd := n.rn.Ready()
 	n.w.seen(n.id, rd.Entries)
@@ -222,11 +223,15 @@ func (n *Node) handleReady() error {
 	if err := n.apply(early); err != nil {
 		return err
 	}
+	later := rd.Messages
+	if n.maySendBeforeSave(&rd) {
+		later = n.sendReplication(rd.Messages)
+	}
 	if err := n.st.save(&rd); err != nil {
 		return err
 	}
 	leaderChanged := n.noteState(&rd)
-	n.send(rd.Messages)
+	n.send(later)
 	if !raft.IsEmptySnap(rd.Snapshot) {
 		if err := n.restoreReceived(rd.Snapshot); err != nil {
 			return err
@@ -250,6 +255,38 @@ func (n *Node) handleReady() error {
 	n.maybeHandOver()
 	n.maybeSnapshot()
 	return n.st.trimMemory(n.applied.Load())
+}
+
+// maySendBeforeSave reports whether a leader may send this Ready's
+// replication messages before its own write and fsync (the raft thesis,
+// 10.2.1; etcd raft's README, step 2): it stays leader in this Ready, its
+// term and vote are unchanged (only the commit index moved, which is never
+// relied on from disk), and there is no snapshot. Safe because the
+// followers' acknowledgements are stepped only after save returns (this
+// loop is serial), so nothing counts the leader's copy before it is
+// durable.
+func (n *Node) maySendBeforeSave(rd *raft.Ready) bool {
+	if n.role != raft.StateLeader || rd.SoftState != nil || !raft.IsEmptySnap(rd.Snapshot) {
+		return false
+	}
+	hs := rd.HardState
+	return hs == nil || (hs.GetTerm() == n.st.state.Term && hs.GetVote() == n.st.state.Vote)
+}
+
+// sendReplication sends the appends and heartbeats among msgs at once and
+// returns the other messages, to be sent after save.
+func (n *Node) sendReplication(msgs []*raftpb.Message) (later []*raftpb.Message) {
+	var now []*raftpb.Message
+	for _, m := range msgs {
+		switch m.GetType() {
+		case raftpb.MsgApp, raftpb.MsgHeartbeat:
+			now = append(now, m)
+		default:
+			later = append(later, m)
+		}
+	}
+	n.send(now)
+	return later
 }
 
 // durablePrefix returns the committed entries of rd that are already
