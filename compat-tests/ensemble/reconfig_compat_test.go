@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -21,8 +22,10 @@ var configVersion = regexp.MustCompile(`version=[0-9a-f]+`)
 // reconfigEnabled and a super user: a refusal without admin rights, a
 // follower made an observer and a participant again, a stale -v, a -members of the
 // same servers, a config left with one participant; the output of every
-// command (the new /zookeeper/config after each change) must match, ports
-// and config versions (zxids) aside.
+// command (the new /zookeeper/config after each change) must match, ports,
+// config versions (zxids) and server ids aside: each run names its servers
+// by role (leader, client's follower, target follower), so the two
+// ensembles need not have elected the same myid.
 func TestReconfigZkCliApacheVsZkafka(t *testing.T) {
 	sum := sha1.Sum([]byte("super:secret"))
 	opts := zkserver.EnsembleOptions{
@@ -36,11 +39,8 @@ func TestReconfigZkCliApacheVsZkafka(t *testing.T) {
 	b := zkserver.NewZkafkaEnsemble(t, opts)
 	a.StartAll()
 	b.StartAll()
-	want := runReconfigScript(t, a, 0)
-	// The script names servers by id around the leader: zkafka's must be
-	// Apache's. Both end with the highest myid leading, zkafka after its
-	// hand-over, which a first look at the leader may come before.
-	got := runReconfigScript(t, b, int(a.WaitLeader(60*time.Second).ID()))
+	want := runReconfigScript(t, a)
+	got := runReconfigScript(t, b)
 	for i := range want.out {
 		t.Logf("> %s\n%s", want.cmds[i], strings.Join(want.out[i], "\n"))
 		if fmt.Sprint(got.out[i]) != fmt.Sprint(want.out[i]) {
@@ -57,15 +57,11 @@ type scriptRun struct {
 // runReconfigScript builds the script from e's own server lines (its
 // ports) and runs it on a follower; the server whose role changes is the
 // other follower (Apache ZooKeeper restarts a server whose role changes,
-// dropping its clients, and the session would lose its connection). With
-// wantLeader > 0 it first waits (bounded) for that server to lead.
-func runReconfigScript(t *testing.T, e *zkserver.Ensemble, wantLeader int) scriptRun {
+// dropping its clients, and the session would lose its connection). The
+// output names the servers by role (server.L, server.C, server.T).
+func runReconfigScript(t *testing.T, e *zkserver.Ensemble) scriptRun {
 	t.Helper()
-	lead := int(e.WaitLeader(60 * time.Second).ID())
-	for deadline := time.Now().Add(20 * time.Second); wantLeader > 0 && lead != wantLeader && time.Now().Before(deadline); {
-		time.Sleep(50 * time.Millisecond)
-		lead = int(e.WaitLeader(60 * time.Second).ID())
-	}
+	lead := stableLeader(t, e)
 	var follower []int
 	for id := 1; id <= 3; id++ {
 		if id != lead {
@@ -96,10 +92,46 @@ func runReconfigScript(t *testing.T, e *zkserver.Ensemble, wantLeader int) scrip
 		"reconfig -add server.4=127.0.0.1:1:2",
 	}
 	out := zkserver.RunZkCli(t, e.Addrs()[client-1], cmds)
+	role := map[string]string{fmt.Sprint(lead): "L", fmt.Sprint(client): "C", fmt.Sprint(target): "T"}
 	for i := range out {
 		for j, l := range out[i] {
-			out[i][j] = configVersion.ReplaceAllString(string(normalizePorts("/zookeeper/config", []byte(l))), "version=V")
+			l = configVersion.ReplaceAllString(string(normalizePorts("/zookeeper/config", []byte(l))), "version=V")
+			out[i][j] = serverID.ReplaceAllStringFunc(l, func(m string) string {
+				return "server." + role[strings.TrimSuffix(strings.TrimPrefix(m, "server."), "=")] + "="
+			})
 		}
+		sortServerLines(out[i])
 	}
 	return scriptRun{cmds: cmds, out: out}
+}
+
+// stableLeader returns e's leader once it has led for 2 s (bounded):
+// zkafka's newly elected leader may hand over to a higher id within two
+// election timeouts (1 s at tickTime 2000), and a leader changing under
+// the script would change its output.
+func stableLeader(t *testing.T, e *zkserver.Ensemble) int {
+	t.Helper()
+	lead, since := int(e.WaitLeader(60*time.Second).ID()), time.Now()
+	for deadline := time.Now().Add(30 * time.Second); time.Since(since) < 2*time.Second && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		if now := int(e.WaitLeader(60 * time.Second).ID()); now != lead {
+			lead, since = now, time.Now()
+		}
+	}
+	return lead
+}
+
+var serverID = regexp.MustCompile(`server\.[0-9]+=`)
+
+// sortServerLines orders each run of server lines by their (role) names,
+// as a config lists its servers by id.
+func sortServerLines(lines []string) {
+	for i := 0; i < len(lines); {
+		j := i
+		for j < len(lines) && strings.HasPrefix(lines[j], "server.") {
+			j++
+		}
+		sort.Strings(lines[i:j])
+		i = j + 1
+	}
 }
