@@ -249,7 +249,10 @@ func containsInfo(l []zkproto.ClientInfo, want zkproto.ClientInfo) bool {
 // The log names the user and the remote address, not the password.
 // Other clients go on meanwhile.
 func TestSASLWrongPassword(t *testing.T) {
-	s, logs := startSASLServer(t)
+	// The other client's session must outlive a loaded machine's pauses:
+	// tickTime 100 ms caps sessions at 2 s otherwise, and go-zookeeper
+	// drops a connection silent for 2/3 of that.
+	s, logs := startSASLServer(t, func(c *Config) { c.MaxSessionTimeout = 10 * time.Second })
 	other := connectZK(t, s)
 	for _, tc := range []struct{ user, password string }{{"alice", "guess-1"}, {"mallory", "guess-2"}} {
 		c := dialRaw(t, s, nil)
