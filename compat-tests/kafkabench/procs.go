@@ -251,9 +251,13 @@ type limit struct {
 
 // diskLimit measures buffered sequential writes (1 MiB each, no fsync, as
 // the broker writes its log) to a file in dir, up to size bytes or d; the
-// best of reps.
+// best of reps. Every run writes a new file and the files are removed only
+// at the end, so that no run writes the pages an earlier one gave back: a
+// growing log never does (last session's best-of-3 over freed pages moved
+// by 2× between runs of the bench).
 func diskLimit(dir string, size int64, d time.Duration, reps int) (limit, error) {
 	os.MkdirAll(dir, 0o755)
+	defer os.RemoveAll(dir)
 	buf := make([]byte, 1<<20)
 	for i := range buf {
 		buf[i] = byte(i * 7)
@@ -280,7 +284,6 @@ func diskLimit(dir string, size int64, d time.Duration, reps int) (limit, error)
 		el := time.Since(start)
 		w1 := benchkit.SelfCPU()
 		f.Close()
-		os.Remove(path)
 		run := limit{rate: float64(n) / el.Seconds(), writeCPU: (w1 - w0).Seconds() / (float64(n) / 1e9)}
 		if r == 0 {
 			first = run
