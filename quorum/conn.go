@@ -382,11 +382,7 @@ func (c *conn) finish(cl *call) bool {
 		c.close("session moved to another server")
 		return false
 	}
-	rf := cl.reply
-	if rf == nil {
-		rf = c.executeInTurn(cl, res)
-	}
-	ok := c.writeReply(cl, rf)
+	ok := c.answer(cl, res)
 	c.queued.Add(-1)
 	if cl.readsTree() && c.readsAhead.Add(-1) == 0 {
 		select {
@@ -409,6 +405,12 @@ func (c *conn) writeReply(cl *call, rf *replyFrame) bool {
 	if !c.writeEventsLocked() {
 		return false
 	}
+	return c.writeReplyLocked(cl, rf)
+}
+
+// writeReplyLocked writes the reply into the output buffer; out's lock is
+// held.
+func (c *conn) writeReplyLocked(cl *call, rf *replyFrame) bool {
 	b := zkproto.AppendReply(c.out.scratch[:0], rf.hdr, rf.body)
 	_, err := c.out.bw.Write(b)
 	c.keepScratch(b)
@@ -464,15 +466,45 @@ func (c *conn) await(cl *call) (proposeResult, bool) {
 	}
 }
 
-// executeInTurn executes a call whose turn has come. A read (except sync,
-// whose ReadIndex waits for applies) holds Server.applyMu for reading, so
-// it sees no txn whose watch events are not queued yet.
-func (c *conn) executeInTurn(cl *call, res proposeResult) *replyFrame {
-	if cl.readsTree() {
-		c.srv.applyMu.RLock()
-		defer c.srv.applyMu.RUnlock()
+// answer executes cl (unless its reply is ready) and writes the
+// notifications that belong before its reply, then the reply, into the
+// output buffer; false means the connection failed.
+func (c *conn) answer(cl *call, res proposeResult) bool {
+	if cl.reply != nil {
+		return c.writeReply(cl, cl.reply)
 	}
-	return c.execute(cl, res)
+	if cl.readsTree() {
+		return c.answerRead(cl)
+	}
+	// A write's reply (its txn's events are queued before its result
+	// reached the call), or sync's, whose ReadIndex is not waited for under
+	// out's lock.
+	return c.writeReply(cl, c.execute(cl, res))
+}
+
+// answerRead executes a read that looks at the tree and writes the
+// notifications queued before it looked, then its reply: not one queued
+// after. Those fired after the read saw the tree (a watch the read set, a
+// change it does not show), and ZooKeeper answers a read before a later
+// commit fires its watches; go-zookeeper adds a watcher only when the
+// reply of the read that set it arrives and drops a notification that
+// comes before, so the watch would be lost. out's lock is taken first and
+// kept until the reply is written, so no goroutine writes the later
+// events in between; the read and taking the queue are one step under
+// Server.applyMu (for reading), so the queue holds exactly the events of
+// the txns the read sees. The later events stay queued, and their
+// evWake has the writer send them.
+func (c *conn) answerRead(cl *call) bool {
+	c.out.Lock()
+	defer c.out.Unlock()
+	c.srv.applyMu.RLock()
+	rf := c.execute(cl, proposeResult{})
+	frames := c.takeEventsLocked()
+	c.srv.applyMu.RUnlock()
+	if !c.writeEventFramesLocked(frames) {
+		return false
+	}
+	return c.writeReplyLocked(cl, rf)
 }
 
 // awaitReads waits until the writer has executed every read queued so
@@ -513,17 +545,33 @@ func (c *conn) writeEvents(flush bool) bool {
 }
 
 // writeEventsLocked writes the queued notifications into the output
-// buffer; out's lock is held. The queue's buffer is swapped, not written
-// under ev's lock, so that notify never waits for the socket.
+// buffer; out's lock is held.
 func (c *conn) writeEventsLocked() bool {
+	return c.writeEventFramesLocked(c.takeEventsLocked())
+}
+
+// takeEventsLocked takes the queued notifications; out's lock is held
+// (the queue's buffer is swapped with out's spare, not written under ev's
+// lock, so that notify never waits for the socket).
+func (c *conn) takeEventsLocked() []byte {
 	c.ev.Lock()
+	defer c.ev.Unlock()
 	frames := c.ev.frames
 	if len(frames) == 0 {
-		c.ev.Unlock()
-		return true
+		return nil
 	}
 	c.ev.frames, c.ev.n = c.out.evSpare[:0], 0
-	c.ev.Unlock()
+	c.out.evSpare = nil
+	return frames
+}
+
+// writeEventFramesLocked writes notifications taken from the queue into
+// the output buffer and keeps their buffer as out's spare; out's lock is
+// held.
+func (c *conn) writeEventFramesLocked(frames []byte) bool {
+	if len(frames) == 0 {
+		return true
+	}
 	_, err := c.out.bw.Write(frames)
 	if cap(frames) <= 64<<10 {
 		c.out.evSpare = frames

@@ -60,11 +60,7 @@ func (cl *call) answerableNow() bool {
 // answerNow answers cl on the reader goroutine; false means the
 // connection failed.
 func (c *conn) answerNow(cl *call) bool {
-	rf := cl.reply
-	if rf == nil {
-		rf = c.executeInTurn(cl, proposeResult{})
-	}
-	return c.writeReply(cl, rf)
+	return c.answer(cl, proposeResult{})
 }
 
 // getDataNow answers a getData without a watch, received at now, straight
@@ -92,18 +88,20 @@ func (c *conn) getDataNow(frame []byte, now time.Time) (answered, ok bool) {
 	// keep).
 	path := unsafe.String(unsafe.SliceData(pb), len(pb))
 	ids, super := c.identities()
-	c.srv.applyMu.RLock() // as executeInTurn: no txn whose events are not queued
+	// As answerRead: out's lock first, then the read and the events it
+	// sees as one step, so that none fired after it precedes its reply.
+	c.out.Lock()
+	defer c.out.Unlock()
+	c.srv.applyMu.RLock()
 	tree := c.srv.tree.Load()
 	data, st, err := tree.GetChecked(path, zkproto.PermRead, ids, super)
 	hdr := zkproto.ReplyHeader{Xid: h.Xid, Zxid: tree.LastZxid(), Err: err}
+	frames := c.takeEventsLocked()
 	c.srv.applyMu.RUnlock()
 	if err == zkproto.ErrOK {
 		c.srv.stats.read(path, int64(len(data)))
 	}
-
-	c.out.Lock()
-	defer c.out.Unlock()
-	if !c.writeEventsLocked() {
+	if !c.writeEventFramesLocked(frames) {
 		return true, false
 	}
 	b, pos := zkproto.BeginFrame(c.out.scratch[:0])

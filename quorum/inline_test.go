@@ -318,3 +318,76 @@ func TestTouchSessionThrottled(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchReplyBeforeItsEvents: the reply of a read that sets a watch
+// leaves before any notification of that watch, as in ZooKeeper (the read
+// is answered before a later commit fires the watch). go-zookeeper adds
+// the watcher only when the reply arrives and drops a notification for a
+// path nobody watches, so an event written first is lost: the watcher
+// never fires. Another session changes the node all the while, so that
+// the watch fires right after the read looks at the tree.
+func TestWatchReplyBeforeItsEvents(t *testing.T) {
+	s := startPlainServer(t, nil)
+	writer := connectZK(t, s)
+	if _, err := writer.Create("/w", []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	defer func() { close(stop); <-done }()
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := writer.Set("/w", []byte(fmt.Sprint(i)), -1); err != nil {
+				return
+			}
+		}
+	}()
+
+	// A raw session: with no other watch set, the first frame after a
+	// watching getData must be its reply.
+	c := dialRawSession(t, s.Addr().String())
+	rounds := 300
+	if testing.Short() {
+		rounds = 50
+	}
+	for i := range rounds {
+		xid := int32(i + 1)
+		frame := getDataFrame(nil, xid, "/w", true)
+		if i%2 == 1 { // exists and getChildren set watches the same way
+			frame = zkproto.AppendRequest(nil, zkproto.RequestHeader{Xid: xid, Type: zkproto.OpExists}, &zkproto.ExistsRequest{Path: "/w", Watch: true})
+		}
+		if _, err := c.nc.Write(frame); err != nil {
+			t.Fatal(err)
+		}
+		h, _ := c.reply()
+		if h.Xid != xid {
+			t.Fatalf("round %d: frame xid %d came before the reply (xid %d) of the read that set the watch", i, h.Xid, xid)
+		}
+		if h, _ := c.reply(); h.Xid != zkproto.XidNotification {
+			t.Fatalf("round %d: frame xid %d, want the watch's notification", i, h.Xid)
+		}
+	}
+
+	// go-zookeeper: every watch it sets fires.
+	zc := connectZK(t, s)
+	for i := range rounds / 3 {
+		_, _, ch, err := zc.GetW("/w")
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case ev := <-ch:
+			if ev.Type != zk.EventNodeDataChanged {
+				t.Fatalf("round %d: event %v", i, ev)
+			}
+		case <-time.After(waitLimit):
+			t.Fatalf("round %d: the watch set by GetW never fired while /w kept changing", i)
+		}
+	}
+}
