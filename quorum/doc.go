@@ -132,8 +132,14 @@
 //     it from the tree's update to the last event, a read holds it for
 //     reading), so a client sees the event of a watched change before the
 //     change's data, as ZooKeeper's CommitProcessor, which runs no read
-//     while it applies, guarantees. Notifications that fire while the
-//     writer waits for a write's outcome go out at once.
+//     while it applies, guarantees. And no notification fired after a read
+//     looked at the tree precedes the read's reply (the read and taking the
+//     queued events are one step under applyMu, inside conn.out's lock:
+//     conn.answerRead): ZooKeeper answers a read before a later commit fires
+//     its watches, and go-zookeeper adds a watcher only when the reply of
+//     the read that set it arrives, dropping a notification that comes
+//     first. Notifications that fire while the writer waits for a write's
+//     outcome, or after a reply, go out at once (notify wakes the writer).
 //   - One-shot watches fire once; a watcher gets an event at most once
 //     whatever the number of its watches that match; events reach only
 //     watchers that may READ the node (ZooKeeper 3.8).
@@ -188,8 +194,9 @@
 //     clock starts at the restart.
 //
 // Locks (LOCKS.md): Server.applyMu is taken first, by apply (for writing)
-// and by a read (for reading); every other quorum lock is a leaf but
-// conn.out, under which conn.ev is taken. The reader goroutine may wait for
+// and by a read (for reading, inside conn.out for a client's read); every
+// other quorum lock is a leaf but conn.out, under which applyMu (R) and
+// conn.ev are taken. The reader goroutine may wait for
 // the writer (the calls queue is full, or reads are ahead of a write, or
 // conn.out is held across a socket write), never the other way round but
 // for conn.out.
