@@ -29,6 +29,12 @@ type cluster struct {
 	// applyMu serializes topic changes (opening and closing partitions,
 	// which do IO); it is held without mu and taken before it.
 	applyMu sync.Mutex
+	// reloadMu serializes reloadTopic's read of ZooKeeper and its apply,
+	// so that a reload never applies what it read before another reload
+	// (a LeaderAndIsr's, a config change's, a watch's) read and applied a
+	// newer state: the replicas and states of the older read would replace
+	// the newer ones. Taken before applyMu; held across the ZooKeeper reads.
+	reloadMu sync.Mutex
 }
 
 // topic is one topic's metadata and the partitions this broker holds.
@@ -202,6 +208,8 @@ func (b *Broker) syncTopics(names []string) error {
 // reloadTopic reads one topic from ZooKeeper and applies it; a topic that
 // no longer exists is dropped.
 func (b *Broker) reloadTopic(name string) error {
+	b.cluster.reloadMu.Lock()
+	defer b.cluster.reloadMu.Unlock()
 	t, err := b.readTopic(name)
 	if errors.Is(err, zk.ErrNoNode) {
 		b.dropTopic(name)

@@ -29,6 +29,11 @@ type partState struct {
 func (p *partition) applyState(st partState, now time.Time) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if st.leader >= 0 && st.epoch < p.leaderEpoch.Load() {
+		// A state read before a newer one was applied: nothing of it is
+		// taken, its replicas neither (they would refuse a new follower).
+		return fmt.Errorf("leader epoch %d is older than %d", st.epoch, p.leaderEpoch.Load())
+	}
 	p.mu.replicas = slices.Clone(st.replicas)
 	switch {
 	case st.leader == p.self:

@@ -333,3 +333,28 @@ func TestAlterPartitionCarriesBrokerEpoch(t *testing.T) {
 		t.Fatalf("after re-registration: epoch %d, want 4343", req.BrokerEpoch)
 	}
 }
+
+// TestStaleStateKeepsReplicas: a state read before a newer one was
+// applied (a reload racing a reassignment's LeaderAndIsr: replicas [0],
+// epoch 1, after [0 3], epoch 2) is refused whole; its replicas must not
+// replace the newer ones, or the leader would answer the new follower 3
+// as a non-replica for good.
+func TestStaleStateKeepsReplicas(t *testing.T) {
+	_, part := newTestBroker(t)
+	now := time.Now()
+	if err := part.applyState(partState{leader: 0, epoch: 1, isr: []int32{0}, replicas: []int32{0}, zkVersion: 1}, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := part.applyState(partState{leader: 0, epoch: 2, isr: []int32{0}, replicas: []int32{0, 3}, zkVersion: 2}, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := part.applyState(partState{leader: 0, epoch: 1, isr: []int32{0}, replicas: []int32{0}, zkVersion: 1}, now); err == nil {
+		t.Fatal("a state of an older leader epoch was taken")
+	}
+	if !part.isReplica(3) {
+		t.Fatal("the stale state's replicas replaced the newer ones: follower 3 is no replica")
+	}
+	if !part.isLeader() || part.leaderEpoch.Load() != 2 {
+		t.Fatalf("leader %v epoch %d, want leader at epoch 2", part.isLeader(), part.leaderEpoch.Load())
+	}
+}

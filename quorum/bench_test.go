@@ -38,3 +38,30 @@ func BenchmarkPipelineGetData(b *testing.B) {
 		done += n
 	}
 }
+
+// BenchmarkGetDataTCP measures one session's getData round trips on a real
+// socket, one request outstanding, as a latency-bound client sends them
+// (the reader answers each itself: no hand-off, no allocation).
+//
+//	go test -run '^$' -bench GetDataTCP -benchmem ./quorum/
+func BenchmarkGetDataTCP(b *testing.B) {
+	s := startPlainServer(b, nil)
+	setup := dialRawSession(b, s.Addr().String())
+	setup.nc.Write(zkproto.AppendRequest(nil, zkproto.RequestHeader{Xid: 1, Type: zkproto.OpCreate},
+		&zkproto.CreateRequest{Path: "/x", Data: make([]byte, 100), ACL: zkproto.OpenACLUnsafe}))
+	if h, _ := setup.reply(); h.Err != zkproto.ErrOK {
+		b.Fatalf("create: %v", h.Err)
+	}
+	c := dialRawSession(b, s.Addr().String())
+	frame := getDataFrame(nil, 1, "/x", false)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := c.nc.Write(frame); err != nil {
+			b.Fatal(err)
+		}
+		if h, _ := c.reply(); h.Err != zkproto.ErrOK {
+			b.Fatalf("getData: %v", h.Err)
+		}
+	}
+}

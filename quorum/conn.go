@@ -26,20 +26,47 @@ const (
 	maxQueuedEvents = 4096
 )
 
-// conn is one client connection. Three goroutines: the reader decodes
+// conn is one client connection. Two goroutines: the reader decodes
 // requests in order and proposes writes at once (so one session's writes
-// enter the log in its order); the writer answers each call in request order,
-// executing reads only after every earlier write of the session has applied;
-// watch notifications reach the writer through events.
+// enter the log in its order); the writer answers the calls handed to it in
+// request order, executing reads only after every earlier write of the
+// session has applied. A read that finds nothing handed to the writer
+// unanswered (queued is zero) is answered by the reader itself, with no
+// hand-off (inline.go): every earlier call's reply is written by then, so
+// the session's order holds. Watch notifications are queued in ev and
+// written by whichever goroutine writes next.
 type conn struct {
 	srv *Server
 	nc  net.Conn
 	ip  string
 
 	calls  chan *call
-	events chan []byte
 	closed chan struct{}
 	once   sync.Once
+
+	// queued counts the calls handed to the writer whose reply is not
+	// written yet; the reader adds, the writer subtracts once the reply is
+	// in out. While it is zero the reader answers reads itself.
+	queued atomic.Int64
+	// out is the connection's output. Both goroutines write replies, so
+	// out's lock orders them; it is held across the socket write (only
+	// this connection's two goroutines take it: notify never does).
+	out struct {
+		sync.Mutex
+		bw      *bufio.Writer
+		scratch []byte // a reply is encoded here
+		evSpare []byte // the event buffer last written, for ev to reuse
+	}
+	// ev holds the watch notifications not written yet, framed, in the
+	// order they fired. They are taken only under out's lock, so none is
+	// overtaken by a reply written after it was queued. evWake (buffered 1)
+	// wakes the writer for them.
+	ev struct {
+		sync.Mutex
+		frames []byte
+		n      int
+	}
+	evWake chan struct{}
 	// life is cancelled when the connection closes: every wait done on the
 	// connection's behalf (a sync's ReadIndex, a handshake's proposal)
 	// takes it, so none outlives the connection.
@@ -55,6 +82,9 @@ type conn struct {
 	readsDone  chan struct{}
 
 	sessionTimeout time.Duration
+	// lastTouch is when the reader last recorded the session's activity
+	// (touchSession); only the reader goroutine touches it.
+	lastTouch time.Time
 	// writeLimit bounds the writer's wait for a write's outcome by the
 	// session timeout; the writer goroutine owns it (one timer, reused).
 	writeLimit *time.Timer
@@ -121,7 +151,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		nc:        nc,
 		ip:        remoteIP(nc),
 		calls:     make(chan *call, maxOutstanding),
-		events:    make(chan []byte, maxQueuedEvents),
+		evWake:    make(chan struct{}, 1),
 		closed:    make(chan struct{}),
 		readsDone: make(chan struct{}, 1),
 		started:   time.Now(),
@@ -165,10 +195,11 @@ func (c *conn) serve() {
 	if !c.handshake(br, bw) {
 		return
 	}
+	c.out.bw = bw
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
-		c.writeLoop(bw)
+		c.writeLoop()
 	}()
 	c.readLoop(br)
 	close(c.calls)
@@ -209,10 +240,20 @@ func (c *conn) readFrame(br *bufio.Reader, buf []byte) ([]byte, error) {
 	return zkproto.ReadFrame(br, buf, c.srv.cfg.JuteMaxBuffer)
 }
 
-// readLoop decodes requests until the connection closes.
+// readLoop decodes requests until the connection closes. The replies it
+// writes itself are flushed when no further request is buffered, so that
+// a client's pipelined reads are answered in one write.
 func (c *conn) readLoop(br *bufio.Reader) {
 	var buf []byte
+	unflushed := false
 	for {
+		if unflushed && !frameBuffered(br) {
+			if !c.flush() {
+				c.close("reply not written")
+				return
+			}
+			unflushed = false
+		}
 		frame, err := c.readFrame(br, buf[:0])
 		if err != nil && c.srv.draining() {
 			return // Shutdown: the writer answers the calls read so far (drain.go)
@@ -228,10 +269,18 @@ func (c *conn) readLoop(br *bufio.Reader) {
 		buf = frame
 		c.received.Add(1)
 		c.srv.stats.received.Add(1)
-		c.lastActivity.Store(time.Now().UnixNano())
-		if !c.readOnly.Load() {
-			c.srv.tracker.touch(c.sessionID(), time.Now())
-			c.srv.noteActivity(c.sessionID(), c.sessionTimeout)
+		now := time.Now()
+		c.lastActivity.Store(now.UnixNano())
+		c.touchSession(now)
+		if c.queued.Load() == 0 {
+			if answered, ok := c.getDataNow(frame, now); answered {
+				if !ok {
+					c.close("reply not written")
+					return
+				}
+				unflushed = true
+				continue
+			}
 		}
 		cl, ok := c.decodeCall(frame)
 		if cl == nil {
@@ -240,9 +289,18 @@ func (c *conn) readLoop(br *bufio.Reader) {
 			}
 			continue
 		}
+		if ok && c.queued.Load() == 0 && cl.answerableNow() {
+			if !c.answerNow(cl) {
+				c.close("reply not written")
+				return
+			}
+			unflushed = true
+			continue
+		}
 		if cl.readsTree() {
 			c.readsAhead.Add(1)
 		}
+		c.queued.Add(1)
 		select {
 		case c.calls <- cl:
 		case <-c.closed:
@@ -266,9 +324,9 @@ func (c *conn) logReadError(err error) {
 	c.srv.log.Warn("bad frame from client; closing its connection", "remote", c.nc.RemoteAddr().String(), "session", fmt.Sprintf("0x%x", c.sessionID()), "err", err)
 }
 
-// writeLoop answers calls in order and forwards notifications.
-func (c *conn) writeLoop(bw *bufio.Writer) {
-	var out []byte
+// writeLoop answers calls in order and writes notifications that fire
+// while no reply is being written.
+func (c *conn) writeLoop() {
 	defer func() {
 		if r := recover(); r != nil {
 			c.srv.log.Error("panic answering client; connection closed", "panic", r)
@@ -279,32 +337,39 @@ func (c *conn) writeLoop(bw *bufio.Writer) {
 		select {
 		case cl, ok := <-c.calls:
 			if !ok {
-				bw.Flush()
+				c.flush()
 				return
 			}
-			if !c.finish(cl, bw, &out) {
+			if !c.finish(cl) {
 				return
 			}
-		case ev := <-c.events:
-			bw.Write(ev)
+			if len(c.calls) == 0 && !c.flush() {
+				return
+			}
+		case <-c.evWake:
+			if !c.writeEvents(true) {
+				return
+			}
 		case <-c.closed:
 			return
-		}
-		if len(c.calls) == 0 && len(c.events) == 0 {
-			if err := bw.Flush(); err != nil {
-				return
-			}
 		}
 	}
 }
 
+// flush writes out what is buffered; false means the connection failed.
+func (c *conn) flush() bool {
+	c.out.Lock()
+	defer c.out.Unlock()
+	return c.out.bw.Flush() == nil
+}
+
 // finish waits for a call's outcome, writes the notifications that came
 // before it, then its reply. It reports false when the connection must end.
-func (c *conn) finish(cl *call, bw *bufio.Writer, out *[]byte) bool {
+func (c *conn) finish(cl *call) bool {
 	var res proposeResult
 	if cl.wait != nil {
 		var ok bool
-		if res, ok = c.await(cl, bw); !ok {
+		if res, ok = c.await(cl); !ok {
 			return false
 		}
 	}
@@ -313,37 +378,53 @@ func (c *conn) finish(cl *call, bw *bufio.Writer, out *[]byte) bool {
 		// level error; the connection closes without a reply.
 		c.srv.log.Info("session moved to another server; closing its old connection",
 			"session", fmt.Sprintf("0x%x", c.sessionID()), "remote", c.nc.RemoteAddr().String())
-		bw.Flush()
+		c.flush()
 		c.close("session moved to another server")
 		return false
 	}
-	rf := cl.reply
-	if rf == nil {
-		rf = c.executeInTurn(cl, res)
-	}
-	c.drainEvents(bw) // every event queued before the read or the write's result
+	ok := c.answer(cl, res)
+	c.queued.Add(-1)
 	if cl.readsTree() && c.readsAhead.Add(-1) == 0 {
 		select {
 		case c.readsDone <- struct{}{}:
 		default: // a wake-up is pending already
 		}
 	}
-	*out = zkproto.AppendReply((*out)[:0], rf.hdr, rf.body)
-	if _, err := bw.Write(*out); err != nil {
+	if ok && cl.closeAfter {
+		c.flush()
 		return false
 	}
-	c.observeReply(cl, rf.hdr)
-	if cl.closeAfter {
-		bw.Flush()
+	return ok
+}
+
+// writeReply writes the notifications queued so far (every event of the
+// txns the reply reflects), then the reply, into the output buffer.
+func (c *conn) writeReply(cl *call, rf *replyFrame) bool {
+	c.out.Lock()
+	defer c.out.Unlock()
+	if !c.writeEventsLocked() {
 		return false
 	}
+	return c.writeReplyLocked(cl, rf)
+}
+
+// writeReplyLocked writes the reply into the output buffer; out's lock is
+// held.
+func (c *conn) writeReplyLocked(cl *call, rf *replyFrame) bool {
+	b := zkproto.AppendReply(c.out.scratch[:0], rf.hdr, rf.body)
+	_, err := c.out.bw.Write(b)
+	c.keepScratch(b)
+	if err != nil {
+		return false
+	}
+	c.observeReply(cl.op, cl.start, cl.wait != nil, rf.hdr)
 	return true
 }
 
 // await waits for a write's outcome, writing the notifications that come
 // meanwhile, at most the session timeout. It reports false when the
 // connection closed (or was closed for want of an outcome).
-func (c *conn) await(cl *call, bw *bufio.Writer) (proposeResult, bool) {
+func (c *conn) await(cl *call) (proposeResult, bool) {
 	select {
 	case res := <-cl.wait:
 		return res, true
@@ -352,10 +433,8 @@ func (c *conn) await(cl *call, bw *bufio.Writer) (proposeResult, bool) {
 	// The outcome is not in yet (its fsync is under way): send the replies
 	// buffered so far rather than hold them for it. Replies that are ready
 	// together still share one write.
-	if bw.Buffered() > 0 {
-		if err := bw.Flush(); err != nil {
-			return proposeResult{}, false
-		}
+	if !c.flush() {
+		return proposeResult{}, false
 	}
 	// A write with no outcome within the session timeout (no leader) ends
 	// the connection: its client, whose pings queue behind it, would give
@@ -370,14 +449,11 @@ func (c *conn) await(cl *call, bw *bufio.Writer) (proposeResult, bool) {
 		select {
 		case res := <-cl.wait:
 			return res, true
-		case ev := <-c.events:
+		case <-c.evWake:
 			// Out now, as ZooKeeper sends a notification when it fires,
 			// not with the reply the session waits for.
-			bw.Write(ev)
-			if len(c.events) == 0 {
-				if err := bw.Flush(); err != nil {
-					return proposeResult{}, false
-				}
+			if !c.writeEvents(true) {
+				return proposeResult{}, false
 			}
 		case <-c.writeLimit.C:
 			c.srv.log.Info("no outcome for a write within the session timeout; closing the connection",
@@ -390,15 +466,45 @@ func (c *conn) await(cl *call, bw *bufio.Writer) (proposeResult, bool) {
 	}
 }
 
-// executeInTurn executes a call whose turn has come. A read (except sync,
-// whose ReadIndex waits for applies) holds Server.applyMu for reading, so
-// it sees no txn whose watch events are not queued yet.
-func (c *conn) executeInTurn(cl *call, res proposeResult) *replyFrame {
-	if cl.readsTree() {
-		c.srv.applyMu.RLock()
-		defer c.srv.applyMu.RUnlock()
+// answer executes cl (unless its reply is ready) and writes the
+// notifications that belong before its reply, then the reply, into the
+// output buffer; false means the connection failed.
+func (c *conn) answer(cl *call, res proposeResult) bool {
+	if cl.reply != nil {
+		return c.writeReply(cl, cl.reply)
 	}
-	return c.execute(cl, res)
+	if cl.readsTree() {
+		return c.answerRead(cl)
+	}
+	// A write's reply (its txn's events are queued before its result
+	// reached the call), or sync's, whose ReadIndex is not waited for under
+	// out's lock.
+	return c.writeReply(cl, c.execute(cl, res))
+}
+
+// answerRead executes a read that looks at the tree and writes the
+// notifications queued before it looked, then its reply: not one queued
+// after. Those fired after the read saw the tree (a watch the read set, a
+// change it does not show), and ZooKeeper answers a read before a later
+// commit fires its watches; go-zookeeper adds a watcher only when the
+// reply of the read that set it arrives and drops a notification that
+// comes before, so the watch would be lost. out's lock is taken first and
+// kept until the reply is written, so no goroutine writes the later
+// events in between; the read and taking the queue are one step under
+// Server.applyMu (for reading), so the queue holds exactly the events of
+// the txns the read sees. The later events stay queued, and their
+// evWake has the writer send them.
+func (c *conn) answerRead(cl *call) bool {
+	c.out.Lock()
+	defer c.out.Unlock()
+	c.srv.applyMu.RLock()
+	rf := c.execute(cl, proposeResult{})
+	frames := c.takeEventsLocked()
+	c.srv.applyMu.RUnlock()
+	if !c.writeEventFramesLocked(frames) {
+		return false
+	}
+	return c.writeReplyLocked(cl, rf)
 }
 
 // awaitReads waits until the writer has executed every read queued so
@@ -428,15 +534,51 @@ func sessionMoved(results []znode.Result) bool {
 	return false
 }
 
-func (c *conn) drainEvents(bw *bufio.Writer) {
-	for {
-		select {
-		case ev := <-c.events:
-			bw.Write(ev)
-		default:
-			return
-		}
+// writeEvents writes the queued notifications, and with flush sends them.
+func (c *conn) writeEvents(flush bool) bool {
+	c.out.Lock()
+	defer c.out.Unlock()
+	if !c.writeEventsLocked() {
+		return false
 	}
+	return !flush || c.out.bw.Flush() == nil
+}
+
+// writeEventsLocked writes the queued notifications into the output
+// buffer; out's lock is held.
+func (c *conn) writeEventsLocked() bool {
+	return c.writeEventFramesLocked(c.takeEventsLocked())
+}
+
+// takeEventsLocked takes the queued notifications; out's lock is held
+// (the queue's buffer is swapped with out's spare, not written under ev's
+// lock, so that notify never waits for the socket).
+func (c *conn) takeEventsLocked() []byte {
+	c.ev.Lock()
+	defer c.ev.Unlock()
+	frames := c.ev.frames
+	if len(frames) == 0 {
+		return nil
+	}
+	c.ev.frames, c.ev.n = c.out.evSpare[:0], 0
+	c.out.evSpare = nil
+	return frames
+}
+
+// writeEventFramesLocked writes notifications taken from the queue into
+// the output buffer and keeps their buffer as out's spare; out's lock is
+// held.
+func (c *conn) writeEventFramesLocked(frames []byte) bool {
+	if len(frames) == 0 {
+		return true
+	}
+	_, err := c.out.bw.Write(frames)
+	if cap(frames) <= 64<<10 {
+		c.out.evSpare = frames
+	} else {
+		c.out.evSpare = nil // a burst's buffer is not kept
+	}
+	return err == nil
 }
 
 // notify queues a watch notification; it never blocks the apply loop. A
@@ -448,12 +590,21 @@ func (c *conn) notify(typ zkproto.EventType, path string, acl []zkproto.ACL, zxi
 			return
 		}
 	}
-	frame := zkproto.AppendNotification(nil, zkproto.WatcherEvent{Type: typ, State: zkproto.StateSyncConnected, Path: path})
-	select {
-	case c.events <- frame:
-	default:
+	c.ev.Lock()
+	full := c.ev.n >= maxQueuedEvents
+	if !full {
+		c.ev.frames = zkproto.AppendNotification(c.ev.frames, zkproto.WatcherEvent{Type: typ, State: zkproto.StateSyncConnected, Path: path})
+		c.ev.n++
+	}
+	c.ev.Unlock()
+	if full {
 		c.srv.log.Warn("client does not read its watch notifications; closing", "session", fmt.Sprintf("0x%x", c.sessionID()))
 		c.close("notification queue full")
+		return
+	}
+	select {
+	case c.evWake <- struct{}{}:
+	default: // a wake-up is pending already
 	}
 }
 

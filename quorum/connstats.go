@@ -12,7 +12,7 @@ import (
 type connStats struct {
 	mu       sync.Mutex
 	replies  int64
-	lastOp   string
+	lastOp   zkproto.OpCode // named when shown (opName): no lookup per reply
 	lastCxid int32
 	lastZxid int64
 	lastResp time.Time
@@ -20,21 +20,23 @@ type connStats struct {
 	latency  summary
 }
 
-// observeReply accounts for one reply written to the client.
-func (c *conn) observeReply(cl *call, hdr zkproto.ReplyHeader) {
+// observeReply accounts for one reply written to the client: to a request
+// of op received at start (zero: not counted in the latencies), a write or
+// not.
+func (c *conn) observeReply(op zkproto.OpCode, start time.Time, write bool, hdr zkproto.ReplyHeader) {
 	c.sent.Add(1)
 	c.srv.stats.sent.Add(1)
-	if cl.start.IsZero() {
+	if start.IsZero() {
 		return
 	}
 	now := time.Now()
-	lat := now.Sub(cl.start)
-	c.srv.stats.observe(lat, cl.wait != nil)
+	lat := now.Sub(start)
+	c.srv.stats.observe(lat, write)
 	st := &c.cstats
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.replies++
-	st.lastOp = opName(cl.op)
+	st.lastOp = op
 	st.lastCxid = hdr.Xid
 	st.lastZxid = hdr.Zxid
 	st.lastResp = now
@@ -81,7 +83,7 @@ func (st *connStats) snapshot() connStatsView {
 	if st.replies == 0 {
 		return connStatsView{lastOp: "NA", lastCxid: -1, lastZxid: -1}
 	}
-	return connStatsView{lastOp: st.lastOp, lastCxid: st.lastCxid, lastZxid: st.lastZxid,
+	return connStatsView{lastOp: opName(st.lastOp), lastCxid: st.lastCxid, lastZxid: st.lastZxid,
 		lastRespMs: st.lastResp.UnixMilli(), last: st.last, latency: st.latency,
 		avgLatency: st.latency.total / st.latency.count}
 }
@@ -90,5 +92,5 @@ func (st *connStats) snapshot() connStatsView {
 func (st *connStats) reset() {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.replies, st.lastOp, st.lastCxid, st.lastZxid, st.lastResp, st.last, st.latency = 0, "", 0, 0, time.Time{}, 0, summary{}
+	st.replies, st.lastOp, st.lastCxid, st.lastZxid, st.lastResp, st.last, st.latency = 0, 0, 0, 0, time.Time{}, 0, summary{}
 }

@@ -32,6 +32,8 @@
 //	transport_members.go the transport's members, replaced by a reconfig (setPeers)
 //	peerframe.go        the peer frame format and its size limits (zkafka.peer.maxSnapshotBytes)
 //	conn.go             one client connection: its reader and writer, order, notifications
+//	inline.go           reads the reader answers itself (nothing queued at the writer),
+//	                    the allocation-free getData, the throttled session touch
 //	handshake.go        the ConnectRequest: a session created, resumed or revalidated
 //	requests.go         a request frame into a call: writes into txns, auth, write replies
 //	request_hook.go     Config.RequestHook (a test harness delays, fails or drops requests;
@@ -71,8 +73,13 @@
 // its order; a read waits in the queue. The writer answers the calls one by
 // one: a write when its proposal's outcome is in, a read by executing it
 // against the tree when its turn comes, so after every earlier write of the
-// session has applied. Committed txns are applied by the raft loop of every
-// member, through Server.apply (statemachine.go), which also fires the watches.
+// session has applied. A read (or a ready reply, a ping) that finds no call
+// queued at the writer unanswered (conn.queued is zero) is answered by the
+// reader itself (inline.go): no hand-off, no wake-up, and a getData without
+// a watch allocates nothing; its reply is flushed once no further request
+// is buffered, so pipelined reads share a write. Committed txns are applied
+// by the raft loop of every member, through Server.apply (statemachine.go),
+// which also fires the watches.
 //
 //	client                                                              client
 //	  │                                                                    ▲
@@ -80,13 +87,14 @@
 //	reader ── decodeCall ──► calls (request order, ≤ 1000) ──► writer, one call at a time:
 //	  │ frames ≤ jute.maxbuffer;                                 write: await its outcome
 //	  │ ping, auth, bad requests: a ready reply                  read:  execute on the tree
-//	  │                                                          then:  queued events, the reply
+//	  │ nothing queued: a read executed here,                    then:  queued events, the reply
+//	  │   then queued events, the reply (conn.out) ────────────►  conn.out (one lock, one buffer)
 //	  │ write: a txn, once the reads ahead of it are executed          ▲
-//	  ▼                                                                │ conn.events (≤ 4096)
+//	  ▼                                                                │ conn.ev (≤ 4096)
 //	repl.ProposeAsync ──► raft log (raftnode) ──► Server.apply, on every member's raft loop:
 //	                                                tree.Apply(txn), zxid = raft index
 //	                                                session tracker, connections
-//	                                                watches.trigger ──► conn.events
+//	                                                watches.trigger ──► conn.ev
 //	                                                result ──► the proposer's call
 //
 // A proposal whose outcome is not a result (raft's "outcome unknown", a
@@ -97,7 +105,8 @@
 // # Invariants
 //
 //   - Per-session FIFO: replies leave in request order (one calls queue, one
-//     writer). A read sees every write its session sent before it (the
+//     writer; the reader answers only when every call it queued is
+//     answered). A read sees every write its session sent before it (the
 //     writer executes it only after their outcomes are in) and none it sent
 //     after it (the reader proposes a write only once the reads queued
 //     before it are executed: conn.readsAhead).
@@ -114,16 +123,23 @@
 //     or by the one that expires the session or reaps the node, from its own
 //     clock: it is not the leader's clock).
 //   - A session's watch events are queued before the result of the write
-//     that caused them reaches its call, and the writer sends the queued
-//     events before each reply, so a client sees the event before the reply
+//     that caused them reaches its call, and whichever goroutine writes a
+//     reply sends the queued events before it (they are taken from conn.ev
+//     only under conn.out's lock), so a client sees the event before the reply
 //     of a write of its own that fired it, and before the reply of any
 //     request it sent after the event was queued. A read never sees a
 //     change whose events are not queued yet (Server.applyMu: apply holds
 //     it from the tree's update to the last event, a read holds it for
 //     reading), so a client sees the event of a watched change before the
 //     change's data, as ZooKeeper's CommitProcessor, which runs no read
-//     while it applies, guarantees. Notifications that fire while the
-//     writer waits for a write's outcome go out at once.
+//     while it applies, guarantees. And no notification fired after a read
+//     looked at the tree precedes the read's reply (the read and taking the
+//     queued events are one step under applyMu, inside conn.out's lock:
+//     conn.answerRead): ZooKeeper answers a read before a later commit fires
+//     its watches, and go-zookeeper adds a watcher only when the reply of
+//     the read that set it arrives, dropping a notification that comes
+//     first. Notifications that fire while the writer waits for a write's
+//     outcome, or after a reply, go out at once (notify wakes the writer).
 //   - One-shot watches fire once; a watcher gets an event at most once
 //     whatever the number of its watches that match; events reach only
 //     watchers that may READ the node (ZooKeeper 3.8).
@@ -178,9 +194,12 @@
 //     clock starts at the restart.
 //
 // Locks (LOCKS.md): Server.applyMu is taken first, by apply (for writing)
-// and by a read (for reading); every other quorum lock is a leaf. The reader
-// goroutine may wait for the writer (the calls queue is full, or reads are
-// ahead of a write), never the other way round.
+// and by a read (for reading, inside conn.out for a client's read); every
+// other quorum lock is a leaf but conn.out, under which applyMu (R) and
+// conn.ev are taken. The reader goroutine may wait for
+// the writer (the calls queue is full, or reads are ahead of a write, or
+// conn.out is held across a socket write), never the other way round but
+// for conn.out.
 //
 // # Testing
 //

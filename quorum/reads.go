@@ -100,7 +100,9 @@ func (c *conn) exists(tree *znode.Tree, r *zkproto.ExistsRequest) (zkproto.Recor
 
 func (c *conn) getData(tree *znode.Tree, path string, watch bool) (zkproto.Record, zkproto.Err) {
 	if !watch {
-		// One lookup for the ACL check and the read (the hot path).
+		// One lookup for the ACL check and the read (the hot path; a
+		// getData without a watch and nothing queued before it is
+		// answered by getDataNow, inline.go, the same way).
 		ids, super := c.identities()
 		data, st, err := tree.GetChecked(path, zkproto.PermRead, ids, super)
 		if err != zkproto.ErrOK {

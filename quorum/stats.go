@@ -299,7 +299,7 @@ func (s *serverStats) countNamespace(path string, n int64, read bool) {
 	sum := m[ns]
 	if sum == nil {
 		sum = &summary{}
-		m[ns] = sum
+		m[strings.Clone(ns)] = sum // path may alias a request frame (getDataNow)
 	}
 	sum.add(n)
 }

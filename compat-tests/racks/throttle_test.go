@@ -59,6 +59,10 @@ func copiedIn(t testing.TB, adm *kadm.Client, id int32, topic string) int64 {
 	start := time.Now()
 	for replicaSize(t, adm, id, topic) == 0 {
 		if time.Since(start) > 30*time.Second {
+			rs, err := adm.ListPartitionReassignments(ctxT(t), kadm.TopicsSet{topic: {0: {}}})
+			t.Logf("reassignments of %s: %+v %v", topic, rs, err)
+			td, err := adm.ListTopics(ctxT(t), topic)
+			t.Logf("metadata of %s: %+v %v", topic, td[topic].Partitions, err)
 			t.Fatalf("broker %d's replica of %s-0 has no bytes 30 s after the reassignment", id, topic)
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -154,9 +158,18 @@ func source(t testing.TB, rs kadm.ResourceConfigs, name, key string) (string, km
 func TestReplicationThrottles(t *testing.T) {
 	// Kafka's replica.lag.time.max.ms, so that a throttled follower in the
 	// ISR would slow acks=all down rather than leave the ISR.
-	cl := kafkaenv.StartCluster(t, 2, withRacks(""), kafkaenv.Configure(func(c *broker.Config) {
+	cl := kafkaenv.StartCluster(t, 2, withRacks(""), kafkaenv.VerboseLogs(), kafkaenv.Configure(func(c *broker.Config) {
 		c.Replication.LagTimeMax = 30 * time.Second
 	}))
+	t.Cleanup(func() {
+		if t.Failed() { // what the brokers said, to tell where a copy stalled
+			for _, e := range cl.Brokers {
+				for _, r := range e.Logs.All() {
+					t.Logf("broker %d: %s", e.Config.BrokerID, r)
+				}
+			}
+		}
+	})
 	c := checker{t}
 	adm := kadm.NewClient(client(t, cl))
 	// The throttled replicas are named from the start: broker 1 as leader,

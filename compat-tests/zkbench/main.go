@@ -47,6 +47,7 @@ var (
 	rounds     = flag.Int("rounds", 3, "times each case runs on each server, the servers taking turns")
 	baseBin    = flag.String("base", "", "another zkafka binary, the server zkbase in -servers (zkafka against an earlier build)")
 	sessArg    = flag.String("sessions", "1,32", "concurrent sessions per case")
+	opsArg     = flag.String("ops", "create,set,get", "the cases to measure, of create, set and get (set and get find the znodes of an unmeasured create all the same)")
 	valueSize  = flag.Int("value", 100, "bytes per znode value")
 	fillArg    = flag.String("fill", "100000,1000000", "znode counts after which resident memory is read, on a fresh server (empty or 0 = skip)")
 	fillMax    = flag.Duration("fill-max", 2*time.Minute, "time limit of the fill per server")
@@ -55,6 +56,8 @@ var (
 	heap       = flag.String("apache-heap", "1000m", "Apache ZooKeeper -Xmx (upstream zkEnv.sh's 1000 MB; empty = JVM default)")
 	profile    = flag.String("cpuprofile", "", "run zkafka in-process under runtime/pprof and write its CPU profile here")
 	memProfile = flag.String("memprofile", "", "run zkafka in-process and write its heap profile (after a GC) here when it stops")
+	traceOut   = flag.String("trace", "", "run zkafka in-process under the execution tracer's flight recorder and write its last -trace-window here when it stops (go tool trace)")
+	traceWin   = flag.Duration("trace-window", 2*time.Second, "-trace: how much of the end of the run the trace keeps (the last case run)")
 	serveZKCfg = flag.String("serve-zk", "", "internal: serve zkafka ZooKeeper in this process from this zoo.cfg")
 )
 
@@ -95,7 +98,7 @@ func key(op string, sessions int) string { return op + "/" + strconv.Itoa(sessio
 func main() {
 	flag.Parse()
 	if *serveZKCfg != "" {
-		os.Exit(serveZK(*serveZKCfg, *profile, *memProfile))
+		os.Exit(serveZK(*serveZKCfg, *profile, *memProfile, *traceOut))
 	}
 	if *ensembleMode {
 		benchkit.Exit(ensembleMain()) // ensemble.go
@@ -150,6 +153,16 @@ func main() {
 	for r := range *rounds {
 		for _, n := range sessions {
 			for _, op := range []string{"create", "set", "get"} {
+				if !measured(op) {
+					if op == "create" {
+						for _, s := range servers {
+							if err := topUp(s, n, casePrefix("m"+strconv.Itoa(r), n), value()); err != nil {
+								failed(s, fmt.Errorf("creating the znodes of %d sessions: %w", n, err))
+							}
+						}
+					}
+					continue
+				}
 				for k := range servers {
 					// The order turns round by round, and the dirty pages
 					// of the case before (a snapshot file) are written
@@ -188,6 +201,9 @@ func main() {
 	report(results, sessions, fills)
 	if *profile != "" {
 		fmt.Printf("\nzkafka CPU profile: %s (go tool pprof -top %s %s)\n", *profile, os.Args[0], *profile)
+	}
+	if *traceOut != "" {
+		fmt.Printf("zkafka execution trace of the last %v: %s (go tool trace %s)\n", *traceWin, *traceOut, *traceOut)
 	}
 	benchkit.Exit(0)
 }
@@ -274,7 +290,7 @@ func run(s *server, tag, op string, n int, d time.Duration, value []byte) (*phas
 		}
 		conns[i] = c
 	}
-	prefix := func(i int) string { return fmt.Sprintf("/zb/%s%d-%d-", tag, n, i) }
+	prefix := casePrefix(tag, n)
 	p, err := closedLoop(conns, op, d, value, prefix, prefix, func() time.Duration {
 		t, _ := benchkit.CPUTime(s.proc.Pid())
 		return t
@@ -283,6 +299,22 @@ func run(s *server, tag, op string, n int, d time.Duration, value []byte) (*phas
 		err = topUp(s, n, prefix, value)
 	}
 	return p, err
+}
+
+// casePrefix is the path prefix of session i of the case of n sessions
+// tagged tag.
+func casePrefix(tag string, n int) func(i int) string {
+	return func(i int) string { return fmt.Sprintf("/zb/%s%d-%d-", tag, n, i) }
+}
+
+// measured reports whether -ops names op.
+func measured(op string) bool {
+	for _, o := range strings.Split(*opsArg, ",") {
+		if strings.TrimSpace(o) == op {
+			return true
+		}
+	}
+	return false
 }
 
 // topUp creates whichever of <prefix(i)>0 to <prefix(i)>63 a create case
@@ -461,6 +493,9 @@ func report(results []*serverResult, sessions []int, fills []int) {
 	fmt.Printf("the round of median ops/s of each:\n%-8s %4s  %-9s %10s %9s %9s %9s %9s %6s\n", "op", "sess", "server", "ops/s", "p50 ms", "p99 ms", "srv CPU", "cli CPU", "load")
 	for _, n := range sessions {
 		for _, op := range []string{"create", "set", "get"} {
+			if !measured(op) {
+				continue
+			}
 			for _, r := range results {
 				ps := r.phases[key(op, n)]
 				p := ps[medianIndex(ps, func(p *phase) float64 { return p.rate() })]
@@ -543,6 +578,9 @@ func ratios(title string, a, b *serverResult, sessions []int) {
 	fmt.Printf("\n%-45s %-17s %-6s  %-17s %-6s\n", title+", per round (side by side)", "ops/s best median", "(≥2)", "p99 best median", "(≤0.5)")
 	for _, n := range sessions {
 		for _, op := range []string{"create", "set", "get"} {
+			if !measured(op) {
+				continue
+			}
 			pa, pb := a.phases[key(op, n)], b.phases[key(op, n)]
 			var tr, lr []float64
 			for i := range min(len(pa), len(pb)) {

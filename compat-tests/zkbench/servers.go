@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"syscall"
@@ -71,12 +72,13 @@ func startZkafka(bin, dir, profile, memProfile string) (*server, error) {
 	}
 	argv := []string{bin, "zookeeper", "-log-level", "warn", cfg}
 	name := "zkafka"
-	if profile != "" || memProfile != "" {
+	if profile != "" || memProfile != "" || *traceOut != "" {
 		self, err := os.Executable()
 		if err != nil {
 			return nil, err
 		}
-		argv = []string{self, "-serve-zk", cfg, "-cpuprofile", profile, "-memprofile", memProfile}
+		argv = []string{self, "-serve-zk", cfg, "-cpuprofile", profile, "-memprofile", memProfile,
+			"-trace", *traceOut, "-trace-window", traceWin.String()}
 		name = "zkafka (in-process, profiled)"
 	}
 	return startServer(name, dir, addr, argv)
@@ -155,10 +157,11 @@ func (s *server) stop() {
 }
 
 // serveZK is the -serve-zk mode: the zkafka ZooKeeper server in this
-// process (what `zkafka zookeeper` runs), with a CPU profile and a heap
-// profile (after a GC; the heap figures also go to stderr) written on
+// process (what `zkafka zookeeper` runs), with a CPU profile, a heap
+// profile (after a GC; the heap figures also go to stderr) and the
+// flight recorder's execution trace of the last moments written on
 // SIGTERM.
-func serveZK(cfgPath, profile, memProfile string) int {
+func serveZK(cfgPath, profile, memProfile, traceOut string) int {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg, err := quorum.LoadConfig(cfgPath, log)
 	if err != nil {
@@ -173,6 +176,14 @@ func serveZK(cfgPath, profile, memProfile string) int {
 		}
 		pprof.StartCPUProfile(f)
 	}
+	var fr *trace.FlightRecorder
+	if traceOut != "" {
+		fr = trace.NewFlightRecorder(trace.FlightRecorderConfig{MinAge: *traceWin, MaxBytes: 256 << 20})
+		if err := fr.Start(); err != nil {
+			log.Error("trace", "err", err)
+			return 1
+		}
+	}
 	zk, err := quorum.Start(cfg, log)
 	if err != nil {
 		log.Error("zookeeper did not start", "err", err)
@@ -185,6 +196,9 @@ func serveZK(cfgPath, profile, memProfile string) int {
 	if f != nil {
 		pprof.StopCPUProfile()
 		f.Close()
+	}
+	if fr != nil {
+		writeTrace(fr, traceOut, log)
 	}
 	if memProfile != "" {
 		writeHeapProfile(memProfile, log)
@@ -212,4 +226,18 @@ func writeHeapProfile(path string, log *slog.Logger) {
 	if err := pprof.WriteHeapProfile(f); err != nil {
 		log.Error("heap profile", "err", err)
 	}
+}
+
+// writeTrace writes the flight recorder's window into path.
+func writeTrace(fr *trace.FlightRecorder, path string, log *slog.Logger) {
+	f, err := os.Create(path)
+	if err != nil {
+		log.Error("trace", "err", err)
+		return
+	}
+	defer f.Close()
+	if _, err := fr.WriteTo(f); err != nil {
+		log.Error("trace", "err", err)
+	}
+	fr.Stop()
 }
