@@ -89,7 +89,7 @@ func (z *Client) ensureChroot() error {
 	p := ""
 	for _, part := range strings.Split(z.chroot[1:], "/") {
 		p += "/" + part
-		if _, err := z.Conn.Create(p, nil, 0, z.ACL(p)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		if err := z.createIfMissing(p, z.ACL(p)); err != nil {
 			return fmt.Errorf("creating chroot %s: %w", z.chroot, err)
 		}
 	}
@@ -128,12 +128,42 @@ func (z *Client) Exists(p string) (bool, error) {
 	return ok, err
 }
 
-// ensurePersistent creates p (not its parents) if missing.
+// EnsurePersistent creates p (not its parents) if missing. A lost
+// connection is retried for up to connectionLossRetry, as Kafka's
+// ZooKeeper client retries a request on CONNECTIONLOSS once it has
+// reconnected: the create is idempotent here (an existing node is success).
 func (z *Client) EnsurePersistent(p string) error {
-	if err := z.Create(p, nil, 0); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+	if err := z.createIfMissing(z.Path(p), z.ACL(p)); err != nil {
 		return fmt.Errorf("create %s: %w", p, err)
 	}
 	return nil
+}
+
+// createIfMissing creates the persistent node at the full path (chroot
+// included) unless it exists, retrying a lost connection.
+func (z *Client) createIfMissing(full string, acl []zk.ACL) error {
+	deadline := time.Now().Add(connectionLossRetry)
+	for {
+		_, err := z.Conn.Create(full, nil, 0, acl)
+		switch {
+		case err == nil || errors.Is(err, zk.ErrNodeExists):
+			return nil
+		case connectionLost(err) && time.Now().Before(deadline):
+			time.Sleep(100 * time.Millisecond)
+		default:
+			return err
+		}
+	}
+}
+
+// connectionLossRetry bounds the retries of an idempotent request whose
+// connection was lost.
+const connectionLossRetry = 20 * time.Second
+
+// connectionLost reports a request that failed because its connection went
+// away (its outcome unknown) rather than by the server's answer.
+func connectionLost(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer)
 }
 
 // deleteRecursive deletes p and everything under it; a missing node is
