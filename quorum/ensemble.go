@@ -29,9 +29,10 @@ import (
 //     clients' activity (batched every tickTime/2) to the leader over the
 //     peer connection; a new leader gives every session a fresh lease of its
 //     timeout (sessionTracker.lease).
-//   - Elections: raft's (PreVote, CheckQuorum), then the new leader hands
-//     over once to a higher-myid voter that is fully caught up (raftnode's
-//     HandOver).
+//   - Elections: raft's (PreVote, CheckQuorum), at once when the leader's
+//     process is gone (raftnode's PeerGone), then the new leader hands
+//     over once to a higher-myid voter that took part and is fully caught
+//     up (raftnode's HandOver).
 //   - Time: raft ticks every tickTime/40, an election timeout is 10 ticks
 //     (half a tickTime, randomized up to a whole one), so that a dead
 //     leader is replaced within about a tickTime. initLimit and syncLimit
@@ -49,6 +50,8 @@ type ensemble struct {
 		sync.Mutex
 		touches map[int64]time.Duration // activity not yet forwarded to the leader
 	}
+	// led is what waitLeader waits on (ensemble_wait.go).
+	led leaderWait
 }
 
 // servingGrace is how long a server keeps its clients while it knows no
@@ -139,6 +142,7 @@ func startEnsemble(s *Server, dir string, fs segment.FS) (*raftReplicator, error
 func (s *Server) stateChanged(leader uint64, role raftnode.Role) {
 	s.ens.leader.Store(leader)
 	s.ens.role.Store(uint32(role))
+	s.ens.led.changed(leader, time.Now())
 	select {
 	case s.ens.kick <- struct{}{}:
 	default:

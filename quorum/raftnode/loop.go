@@ -56,6 +56,8 @@ func (n *Node) input(tick <-chan time.Time) bool {
 	select {
 	case <-tick:
 		n.tick()
+	case <-n.earlyRetryC():
+		n.retryEarlyCampaign() // election.go
 	case p := <-n.propc:
 		n.propose(p)
 	case r := <-n.readc:
@@ -68,6 +70,8 @@ func (n *Node) input(tick <-chan time.Time) bool {
 		n.snapshotDone(res)
 	case r := <-n.reportc:
 		switch {
+		case r.gone:
+			n.peerGone(r.id, r.connected) // election.go
 		case !r.snapshot:
 			n.rn.ReportUnreachable(r.id)
 		case r.failed:
@@ -134,6 +138,7 @@ func (n *Node) step(m *raftpb.Message) {
 	if err := n.rn.Step(m); err != nil {
 		n.logger.Debug("raftnode: step", "type", m.GetType().String(), "from", m.GetFrom(), "err", err)
 	}
+	n.backUp(m) // election.go
 }
 
 // propose hands p to raft, or parks it behind earlier parked ones.

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -81,6 +82,9 @@ type Node struct {
 	handOverUntil uint64            // while ticks < it, a new leader looks for a higher-id voter to hand over to
 	handOverTo    map[uint64]bool   // the voters above this one that took part in its election
 	heard         map[uint64]uint64 // the tick each peer was last heard from
+	earlyUntil    uint64            // while ticks < it, a campaign on a dead leader's loss is retried (election.go)
+	earlyRetry    *time.Ticker      // the retries of that campaign; nil when none is under way
+	forgotUntil   uint64            // while ticks < it, this follower forgot a dead leader and may back its campaigner up
 	confState     *raftpb.ConfState // the membership as of the last applied entry
 	lastSnap      uint64            // index of the newest snapshot taken or received
 	snapping      bool              // a snapshot is being written in the background
@@ -310,6 +314,10 @@ type report struct {
 	id       uint64
 	snapshot bool // a MsgSnap outcome (else: the peer is unreachable)
 	failed   bool
+	// gone: the peer's process is gone (PeerGone); connected are the
+	// peers the Transport is still connected to.
+	gone      bool
+	connected []uint64
 }
 
 // ReportUnreachable tells raft that a message to peer id could not be
