@@ -87,7 +87,8 @@ func onPeerGone(self, gone, lead uint64, follower bool, voters []uint64, connect
 // (PeerGone), on the loop goroutine.
 func (n *Node) peerGone(id uint64, connected []uint64) {
 	delete(n.heard, id)
-	a := onPeerGone(n.id, id, n.lead, n.role == raft.StateFollower, n.confState.GetVoters(),
+	ss := n.live()
+	a := onPeerGone(n.id, id, ss.Lead, ss.RaftState == raft.StateFollower, n.confState.GetVoters(),
 		func(v uint64) bool { return slices.Contains(connected, v) })
 	if a == goneIgnore {
 		return
@@ -121,7 +122,7 @@ func (n *Node) backUp(m *raftpb.Message) {
 	if m.GetType() != raftpb.MsgPreVote || n.forgotUntil == 0 {
 		return
 	}
-	if n.ticks >= n.forgotUntil || n.lead != 0 || n.role != raft.StateFollower {
+	if ss := n.live(); n.ticks >= n.forgotUntil || ss.Lead != 0 || ss.RaftState != raft.StateFollower {
 		n.forgotUntil = 0
 		return
 	}
@@ -162,7 +163,7 @@ func (n *Node) retryEarlyCampaign() {
 	if n.earlyRetry == nil {
 		return
 	}
-	if n.ticks >= n.earlyUntil || n.role != raft.StatePreCandidate {
+	if n.ticks >= n.earlyUntil || n.live().RaftState != raft.StatePreCandidate {
 		n.earlyRetry.Stop()
 		n.earlyRetry = nil
 		return
@@ -181,6 +182,15 @@ func (n *Node) PeerGone(id uint64, connected []uint64) {
 	case n.reportc <- report{id: id, gone: true, connected: connected}:
 	default:
 	}
+}
+
+// live is raft's state of the moment. n.lead and n.role are those of the
+// last Ready, and the loop takes every queued input before the next one:
+// a pre-vote stepped right after the ForgetLeader of peerGone, or a retry
+// right after the campaign, must see what raft has now, not the leader
+// it had (which would end the back-up, or the retries, at once).
+func (n *Node) live() raft.SoftState {
+	return n.rn.BasicStatus().SoftState
 }
 
 func (n *Node) campaign() {

@@ -190,3 +190,35 @@ func TestLogBehind(t *testing.T) {
 		}
 	}
 }
+
+// A leader-only proposal (ProposeLeaderFunc) is appended by the leader,
+// and refused on a follower, never forwarded to the leader: a deposed
+// leader's stale decision must not be committed by the new one.
+func TestProposeLeaderFuncOnlyOnTheLeader(t *testing.T) {
+	all := []uint64{1, 2, 3}
+	c := newCluster(t, voters(all...), nil)
+	lead := c.leader(all...)
+	follower := others(all, lead)[0]
+	outcome := func(id uint64, data string) error {
+		done := make(chan error, 1)
+		c.nodes[id].ProposeLeaderFunc([]byte(data), func(_ any, _ uint64, err error) { done <- err })
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(10 * time.Second):
+			t.Fatalf("node %d: no outcome for %q", id, data)
+			return nil
+		}
+	}
+	if err := outcome(follower, "stale"); err != ErrNotLeader {
+		t.Fatalf("on follower %d: %v, want ErrNotLeader", follower, err)
+	}
+	if err := outcome(lead, "leading"); err != nil {
+		t.Fatalf("on leader %d: %v", lead, err)
+	}
+	mustPropose(t, c.nodes[follower], "after")
+	got := datas(c.converged(2, all...))
+	if want := []string{"leading", "after"}; !slices.Equal(got, want) {
+		t.Fatalf("applied %q, want %q", got, want)
+	}
+}

@@ -141,8 +141,20 @@ func (n *Node) step(m *raftpb.Message) {
 	n.backUp(m) // election.go
 }
 
-// propose hands p to raft, or parks it behind earlier parked ones.
+// propose hands p to raft, or parks it behind earlier parked ones (a
+// leader-only one is never parked: it is proposed or fails at once).
 func (n *Node) propose(p *proposal) {
+	if p.leaderOnly {
+		// raft's state of the moment, not the last Ready's: a heartbeat
+		// of a newer term stepped in this batch has deposed this leader.
+		switch st := n.rn.BasicStatus(); {
+		case st.RaftState != raft.StateLeader || st.LeadTransferee != raft.None:
+			p.finish(proposalResult{err: ErrNotLeader})
+		case !n.handOver(p):
+			p.finish(proposalResult{err: ErrProposalDropped}) // too much uncommitted data
+		}
+		return
+	}
 	if len(n.w.parked) > 0 || !n.handOver(p) {
 		n.w.parked = append(n.w.parked, p)
 	}
