@@ -133,6 +133,12 @@
 //     (expireSessions checks isLeader); the other members forward their
 //     clients' activity to it every tickTime/2, and a new leader starts
 //     every session's clock afresh before it expires any (session.go lease).
+//     An expiry enters the log only if raft has this server lead when it
+//     takes the txn (raftnode's ProposeLeaderFunc), never forwarded: a
+//     leader resumed from a stop still believes it leads, with clocks that
+//     did not hear the clients renew their sessions elsewhere, and its
+//     close must not reach the new leader (ZooKeeper's deposed leader gets
+//     no acks in the new epoch).
 //   - Only the leader reaps empty containers and expired TTL nodes
 //     (ZooKeeper's ContainerManager runs on the leader only).
 //   - "Expired" (session id 0, timeout 0) is said only when the session is

@@ -9,6 +9,7 @@
 //	n, err := raftnode.Start(raftnode.Config{ID: myid, Peers: peers, Dir: dir, Transport: t}, sm)
 //	result, index, err := n.Propose(ctx, txn) // committed and applied locally
 //	n.ProposeFunc(txn, func(result any, index uint64, err error) { … }) // same, async, in call order
+//	n.ProposeLeaderFunc(txn, done)            // only if this node leads when raft takes it, else ErrNotLeader
 //	err = n.ReadIndex(ctx)                    // linearizable barrier (ZooKeeper sync)
 //	transport delivers: n.Step(ctx, msg)
 //	<-n.Done(); n.Err()                       // the node stopped on its own: a storage error (fail-stop)
