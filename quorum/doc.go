@@ -165,12 +165,13 @@
 //     to twice that; nothing forces a vote, so a leader that a majority
 //     still hears is never disturbed.
 //   - A member serves read-write clients only while it knows a leader;
-//     without one it closes them after a grace of a few raft ticks and
-//     gives clients that ask for read-only mode a local, never replicated
-//     session whose writes and syncs answer NotReadOnly.
+//     without one it closes them after a grace that covers an election raft
+//     runs itself (24 raft ticks: two election timeouts and the round
+//     trips) and gives clients that ask for read-only mode a local, never
+//     replicated session whose writes and syncs answer NotReadOnly.
 //   - A client that has seen a newer zxid than this server is refused at
-//     the handshake (an ensemble member first tries to catch up for a few
-//     raft ticks); an unknown or expired session, or a wrong password, is
+//     the handshake (an ensemble member first tries to catch up, for at
+//     most the same grace); an unknown or expired session, or a wrong password, is
 //     answered with session id 0 and timeout 0. A member that lost its
 //     leader a moment ago holds a new client's handshake until the
 //     election ends, for what is left of the same grace

@@ -55,9 +55,17 @@ type ensemble struct {
 }
 
 // servingGrace is how long a server keeps its clients while it knows no
-// leader (a leadership hand-over leaves a server without one for a round
-// trip).
-const servingGraceTicks = 6
+// leader: an election that raft runs itself (a stopped or cut-off leader)
+// leaves a follower without one from its own election timeout until the
+// new leader's first message, up to another randomized election timeout
+// (10 to 20 ticks) when the first pre-vote met a voter still in the old
+// leader's lease, then a hand-over's round trip. Closing the clients
+// sooner sends them away from a server that is about to serve again, to
+// the next one go-zookeeper offers, which may be the stopped leader (its
+// kernel accepts; go-zookeeper then waits ten receive timeouts for an
+// answer, past the session's lease on the new leader). A server cut off
+// from a majority still lets its clients go within a fraction of a tickTime.
+const servingGraceTicks = 24
 
 // ensembleTick is raft's tick in an ensemble.
 func ensembleTick(tickTime time.Duration) time.Duration {
