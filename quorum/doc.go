@@ -27,9 +27,11 @@
 //	expiry.go           the leader's timers: session expiry, container and TTL reaping
 //	ensemble.go         an ensemble member: serving only with a leader, read-only mode,
 //	                    session activity forwarded to the leader, follower status
+//	ensemble_wait.go    handshakes that wait out a short election or catch up to a client's zxid
 //	transport.go        the peer transport: raft messages and session activity over TCP
 //	transport_inbound.go inbound peer connections: the hello (a server.N id), their bounds
 //	transport_members.go the transport's members, replaced by a reconfig (setPeers)
+//	transport_gone.go   the proof that a peer's process is gone (a closed connection, a refused dial)
 //	peerframe.go        the peer frame format and its size limits (zkafka.peer.maxSnapshotBytes)
 //	conn.go             one client connection: its reader and writer, order, notifications
 //	inline.go           reads the reader answers itself (nothing queued at the writer),
@@ -147,6 +149,12 @@
 //     (expireSessions checks isLeader); the other members forward their
 //     clients' activity to it every tickTime/2, and a new leader starts
 //     every session's clock afresh before it expires any (session.go lease).
+//     An expiry enters the log only if raft has this server lead when it
+//     takes the txn (raftnode's ProposeLeaderFunc), never forwarded: a
+//     leader resumed from a stop still believes it leads, with clocks that
+//     did not hear the clients renew their sessions elsewhere, and its
+//     close must not reach the new leader (ZooKeeper's deposed leader gets
+//     no acks in the new epoch).
 //   - Only the leader reaps empty containers and expired TTL nodes
 //     (ZooKeeper's ContainerManager runs on the leader only).
 //   - "Expired" (session id 0, timeout 0) is said only when the session is
@@ -164,16 +172,26 @@
 //     on (Txn.Owner, the myid): a write of the session through another
 //     member fails with SessionMoved there, and that connection closes
 //     without a reply.
-//   - A leader that dies is replaced after raft's election timeout,
-//     10 raft ticks of tickTime/40 (500 ms at tickTime 2000), randomized
-//     up to twice that.
+//   - A leader whose process is gone (its peer connection closed and its
+//     peer port refuses connections) is replaced at once: the followers
+//     forget it and the highest connected voter campaigns with a pre-vote
+//     (raftnode's PeerGone, transport_gone.go). Any other loss (a stopped,
+//     hung or partitioned leader) waits for raft's election timeout, 10
+//     raft ticks of tickTime/40 (500 ms at tickTime 2000), randomized up
+//     to twice that; nothing forces a vote, so a leader that a majority
+//     still hears is never disturbed.
 //   - A member serves read-write clients only while it knows a leader;
-//     without one it closes them after a grace of a few raft ticks and
-//     gives clients that ask for read-only mode a local, never replicated
-//     session whose writes and syncs answer NotReadOnly.
+//     without one it closes them after a grace that covers an election raft
+//     runs itself (24 raft ticks: two election timeouts and the round
+//     trips) and gives clients that ask for read-only mode a local, never
+//     replicated session whose writes and syncs answer NotReadOnly.
 //   - A client that has seen a newer zxid than this server is refused at
-//     the handshake; an unknown or expired session, or a wrong password, is
-//     answered with session id 0 and timeout 0.
+//     the handshake (an ensemble member first tries to catch up, for at
+//     most the same grace); an unknown or expired session, or a wrong password, is
+//     answered with session id 0 and timeout 0. A member that lost its
+//     leader a moment ago holds a new client's handshake until the
+//     election ends, for what is left of the same grace
+//     (ensemble_wait.go).
 //   - The peer port takes only the server ids of server.N (a hello names
 //     the id; with sslQuorum, only after a TLS handshake with a trusted
 //     certificate), at most 16 connections waiting for their hello (3 s each)

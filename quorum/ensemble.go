@@ -29,9 +29,10 @@ import (
 //     clients' activity (batched every tickTime/2) to the leader over the
 //     peer connection; a new leader gives every session a fresh lease of its
 //     timeout (sessionTracker.lease).
-//   - Elections: raft's (PreVote, CheckQuorum), then the new leader hands
-//     over once to a higher-myid voter that is fully caught up (raftnode's
-//     HandOver).
+//   - Elections: raft's (PreVote, CheckQuorum), at once when the leader's
+//     process is gone (raftnode's PeerGone), then the new leader hands
+//     over once to a higher-myid voter that took part and is fully caught
+//     up (raftnode's HandOver).
 //   - Time: raft ticks every tickTime/40, an election timeout is 10 ticks
 //     (half a tickTime, randomized up to a whole one), so that a dead
 //     leader is replaced within about a tickTime. initLimit and syncLimit
@@ -49,12 +50,22 @@ type ensemble struct {
 		sync.Mutex
 		touches map[int64]time.Duration // activity not yet forwarded to the leader
 	}
+	// led is what waitLeader waits on (ensemble_wait.go).
+	led leaderWait
 }
 
 // servingGrace is how long a server keeps its clients while it knows no
-// leader (a leadership hand-over leaves a server without one for a round
-// trip).
-const servingGraceTicks = 6
+// leader: an election that raft runs itself (a stopped or cut-off leader)
+// leaves a follower without one from its own election timeout until the
+// new leader's first message, up to another randomized election timeout
+// (10 to 20 ticks) when the first pre-vote met a voter still in the old
+// leader's lease, then a hand-over's round trip. Closing the clients
+// sooner sends them away from a server that is about to serve again, to
+// the next one go-zookeeper offers, which may be the stopped leader (its
+// kernel accepts; go-zookeeper then waits ten receive timeouts for an
+// answer, past the session's lease on the new leader). A server cut off
+// from a majority still lets its clients go within a fraction of a tickTime.
+const servingGraceTicks = 24
 
 // ensembleTick is raft's tick in an ensemble.
 func ensembleTick(tickTime time.Duration) time.Duration {
@@ -139,6 +150,7 @@ func startEnsemble(s *Server, dir string, fs segment.FS) (*raftReplicator, error
 func (s *Server) stateChanged(leader uint64, role raftnode.Role) {
 	s.ens.leader.Store(leader)
 	s.ens.role.Store(uint32(role))
+	s.ens.led.changed(leader, time.Now())
 	select {
 	case s.ens.kick <- struct{}{}:
 	default:

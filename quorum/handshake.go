@@ -15,7 +15,8 @@ import (
 
 // handshake reads the ConnectRequest and creates or resumes the session.
 // ZooKeeper's rules: a client that has seen a newer zxid than this server is
-// refused (closed, no answer); an unknown or expired session, or a wrong
+// refused (closed, no answer) — in an ensemble only once this server could
+// not catch up to it within servingGrace; an unknown or expired session, or a wrong
 // password, gets timeout 0, session id 0 and then the connection closes; the
 // answer has the trailing readOnly byte only if the request had it. When
 // this server cannot tell in time whether a session lives (no leader, a
@@ -37,7 +38,7 @@ func (c *conn) handshake(br *bufio.Reader, bw *bufio.Writer) bool {
 		return false
 	}
 	tree := c.srv.tree.Load()
-	if last := tree.LastZxid(); req.LastZxidSeen > last {
+	if last := tree.LastZxid(); req.LastZxidSeen > last && !c.srv.catchUp(req.LastZxidSeen) {
 		c.srv.log.Info("refusing session request: the client has seen a newer zxid than this server",
 			"remote", c.nc.RemoteAddr().String(), "clientZxid", fmt.Sprintf("0x%x", req.LastZxidSeen), "serverZxid", fmt.Sprintf("0x%x", last))
 		return false
@@ -45,7 +46,7 @@ func (c *conn) handshake(br *bufio.Reader, bw *bufio.Writer) bool {
 	timeout := c.srv.negotiateTimeout(time.Duration(req.TimeOut) * time.Millisecond)
 	resp := zkproto.ConnectResponse{TimeOut: int32(timeout / time.Millisecond), HasReadOnly: req.HasReadOnly}
 	var ok bool
-	if !c.srv.serving() {
+	if !c.srv.serving() && !c.srv.awaitLeader() {
 		// An ensemble member without a leader: only read-only clients.
 		if !req.ReadOnly {
 			c.srv.log.Debug("refusing a client: no leader", "remote", c.nc.RemoteAddr().String())

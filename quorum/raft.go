@@ -71,6 +71,20 @@ func (r *raftReplicator) ProposeAsync(data []byte) <-chan proposeResult {
 	return out
 }
 
+// ProposeLeading implements leaderProposer: the txn enters the log only
+// if this server is raft's leader when the raft loop takes it.
+func (r *raftReplicator) ProposeLeading(data []byte) <-chan proposeResult {
+	out := make(chan proposeResult, 1)
+	r.node.ProposeLeaderFunc(data, func(value any, _ uint64, err error) {
+		res := proposeResult{err: err}
+		if err == nil {
+			res.applied, _ = value.(*appliedTxn)
+		}
+		out <- res
+	})
+	return out
+}
+
 // ProposeWithin implements withdrawableProposer: a proposal still parked
 // (no leader known) when ctx ends is withdrawn, never proposed.
 func (r *raftReplicator) ProposeWithin(ctx context.Context, data []byte) proposeResult {

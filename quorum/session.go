@@ -104,6 +104,15 @@ func (t *sessionTracker) markClosing(id int64) bool {
 	return true
 }
 
+// unmarkClosing clears the closing flag of a session whose close was not
+// proposed after all (expiry's proposal failed): a later expiry check
+// decides again.
+func (t *sessionTracker) unmarkClosing(id int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.mu.closing, id)
+}
+
 // forget stops tracking a session (it was closed).
 func (t *sessionTracker) forget(id int64) {
 	t.mu.Lock()

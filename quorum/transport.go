@@ -29,7 +29,8 @@ import (
 // blocks: when the queue is full the message is dropped and raft is told
 // the peer is unreachable (raft retries). A sender that cannot connect
 // retries with backoff (50 ms doubling to 1 s), dropping what was queued
-// meanwhile.
+// meanwhile; a connection from that peer ends the wait (it listens again:
+// a restarted server hears from the leader at once).
 //
 // The peer port is open to anyone who can reach it, so the receiving side
 // (transport_inbound.go) trusts nothing before the hello names a server.N
@@ -58,6 +59,9 @@ type peerNode interface {
 	Step(ctx context.Context, m *raftpb.Message) error
 	ReportUnreachable(id uint64)
 	ReportSnapshot(id uint64, delivered bool)
+	// PeerGone: peer id's process is gone (transport_gone.go); connected
+	// are the peers with a connection to us.
+	PeerGone(id uint64, connected []uint64)
 }
 
 // sessionTouch is one session's activity forwarded to the leader.
@@ -99,8 +103,11 @@ type peerTransport struct {
 		// byPeer are the inbound connections past their hello, oldest
 		// first. Invariant: len(byPeer[id]) <= maxConnsPerPeer.
 		byPeer map[uint64][]*inboundPeer
-		l      net.Listener
-		closed bool
+		// probing are the peers whose port is being probed after their
+		// last connection closed (transport_gone.go).
+		probing map[uint64]bool
+		l       net.Listener
+		closed  bool
 	}
 }
 
@@ -111,6 +118,17 @@ type peerSender struct {
 	addr  string
 	queue chan peerItem
 	quit  chan struct{} // closed when the peer leaves the configuration
+	// wake cuts a backoff short: the peer has just connected to us (it
+	// started, or came back), so it listens again. Buffered 1.
+	wake chan struct{}
+}
+
+// awake cuts the sender's backoff short, if it is waiting to redial.
+func (p *peerSender) awake() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
 }
 
 func newPeerTransport(self uint64, addrs map[uint64]string, limits peerLimits, log *slog.Logger) *peerTransport {
@@ -205,7 +223,8 @@ func (t *peerTransport) dropped(id uint64, m *raftpb.Message) {
 	}
 }
 
-// run connects to the peer and writes its queue, reconnecting with backoff.
+// run connects to the peer and writes its queue, reconnecting with backoff
+// (cut short when the peer connects to us: it listens again).
 func (p *peerSender) run() {
 	backoff := peerDialMin
 	for {
@@ -214,6 +233,10 @@ func (p *peerSender) run() {
 			return
 		case <-p.quit:
 			return
+		default:
+		}
+		select {
+		case <-p.wake: // a connection from the peer before this dial
 		default:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -225,36 +248,39 @@ func (p *peerSender) run() {
 			}
 			nc, err = p.t.secureOutbound(nc, p.id, p.addr)
 		}
-		if err != nil {
-			p.drain()
-			select {
-			case <-p.t.stop:
-				return
-			case <-p.quit:
-				return
-			case <-time.After(backoff):
+		if err == nil {
+			p.t.log.Debug("connected to peer", "peer", p.id, "addr", p.addr)
+			began := time.Now()
+			p.write(nc)
+			nc.Close()
+			p.t.peerClosed(p.id) // transport_gone.go
+			if time.Since(began) > peerDialMax {
+				backoff = peerDialMin // a connection that worked for a while
+				continue
 			}
-			backoff = min(2*backoff, peerDialMax)
-			continue
-		}
-		p.t.log.Debug("connected to peer", "peer", p.id, "addr", p.addr)
-		began := time.Now()
-		p.write(nc)
-		nc.Close()
-		if time.Since(began) > peerDialMax {
-			backoff = peerDialMin // a connection that worked for a while
-			continue
 		}
 		p.drain()
-		select {
-		case <-p.t.stop:
+		if !p.wait(backoff) {
 			return
-		case <-p.quit:
-			return
-		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, peerDialMax)
 	}
+}
+
+// wait waits out a backoff before the next dial; false if the transport
+// stops or the peer leaves. A connection from the peer ends it early.
+func (p *peerSender) wait(backoff time.Duration) bool {
+	t := time.NewTimer(backoff)
+	defer t.Stop()
+	select {
+	case <-p.t.stop:
+		return false
+	case <-p.quit:
+		return false
+	case <-p.wake:
+	case <-t.C:
+	}
+	return true
 }
 
 // drain drops what is queued while the peer cannot be reached.

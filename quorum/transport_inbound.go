@@ -89,7 +89,11 @@ func (t *peerTransport) serveInbound(in *inboundPeer) {
 		if r := recover(); r != nil {
 			t.log.Error("panic reading from a peer; connection closed", "panic", r)
 		}
-		t.forget(in)
+		// The peer's last working connection closed: its process may
+		// be gone (transport_gone.go).
+		if t.forget(in) && in.delivered.Load() {
+			t.peerClosed(in.from)
+		}
 		in.nc.Close()
 	}()
 	rd, ok := t.secureInbound(in.nc)
@@ -154,6 +158,9 @@ func (t *peerTransport) established(in *inboundPeer, from uint64) bool {
 	}
 	t.mu.byPeer[from] = conns
 	t.mu.Unlock()
+	if p := t.set.Load().senders[from]; p != nil {
+		p.awake()
+	}
 	if evicted != nil {
 		evicted.nc.Close()
 		t.log.Debug("a newer connection from a peer replaces an older one", "peer", from)
@@ -161,19 +168,23 @@ func (t *peerTransport) established(in *inboundPeer, from uint64) bool {
 	return true
 }
 
-// forget removes a connection from the pending and established sets.
-func (t *peerTransport) forget(in *inboundPeer) {
+// forget removes a connection from the pending and established sets. It
+// reports whether its peer has no other established connection that
+// delivered a frame (and the transport is not closing).
+func (t *peerTransport) forget(in *inboundPeer) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.mu.pending = slices.DeleteFunc(t.mu.pending, func(p *inboundPeer) bool { return p == in })
-	if in.from != 0 {
-		conns := slices.DeleteFunc(t.mu.byPeer[in.from], func(p *inboundPeer) bool { return p == in })
-		if len(conns) == 0 {
-			delete(t.mu.byPeer, in.from)
-		} else {
-			t.mu.byPeer[in.from] = conns
-		}
+	if in.from == 0 {
+		return false
 	}
+	conns := slices.DeleteFunc(t.mu.byPeer[in.from], func(p *inboundPeer) bool { return p == in })
+	if len(conns) == 0 {
+		delete(t.mu.byPeer, in.from)
+	} else {
+		t.mu.byPeer[in.from] = conns
+	}
+	return !t.mu.closed && !slices.ContainsFunc(conns, func(p *inboundPeer) bool { return p.delivered.Load() })
 }
 
 // receive reads the frames of a connection past its hello from rd (in.nc,

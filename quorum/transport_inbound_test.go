@@ -23,9 +23,25 @@ type fakePeerNode struct {
 	mu          sync.Mutex
 	unreachable []uint64
 	snapshots   []bool
+	gone        chan peerGoneCall
 }
 
-func newFakePeerNode() *fakePeerNode { return &fakePeerNode{stepped: make(chan *raftpb.Message, 1024)} }
+// peerGoneCall is one PeerGone call.
+type peerGoneCall struct {
+	id        uint64
+	connected []uint64
+}
+
+func newFakePeerNode() *fakePeerNode {
+	return &fakePeerNode{stepped: make(chan *raftpb.Message, 1024), gone: make(chan peerGoneCall, 16)}
+}
+
+func (n *fakePeerNode) PeerGone(id uint64, connected []uint64) {
+	select {
+	case n.gone <- peerGoneCall{id, connected}:
+	default:
+	}
+}
 
 func (n *fakePeerNode) Step(_ context.Context, m *raftpb.Message) error {
 	n.stepped <- m

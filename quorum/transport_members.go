@@ -23,7 +23,7 @@ func (t *peerTransport) newPeerSet(addrs map[uint64]string, old *peerSet) *peerS
 				continue
 			}
 		}
-		set.senders[id] = &peerSender{t: t, id: id, addr: addr, queue: make(chan peerItem, peerQueueLen), quit: make(chan struct{})}
+		set.senders[id] = &peerSender{t: t, id: id, addr: addr, queue: make(chan peerItem, peerQueueLen), quit: make(chan struct{}), wake: make(chan struct{}, 1)}
 	}
 	return set
 }

@@ -9,6 +9,7 @@
 //	n, err := raftnode.Start(raftnode.Config{ID: myid, Peers: peers, Dir: dir, Transport: t}, sm)
 //	result, index, err := n.Propose(ctx, txn) // committed and applied locally
 //	n.ProposeFunc(txn, func(result any, index uint64, err error) { … }) // same, async, in call order
+//	n.ProposeLeaderFunc(txn, done)            // only if this node leads when raft takes it, else ErrNotLeader
 //	err = n.ReadIndex(ctx)                    // linearizable barrier (ZooKeeper sync)
 //	transport delivers: n.Step(ctx, msg)
 //	<-n.Done(); n.Err()                       // the node stopped on its own: a storage error (fail-stop)
@@ -103,6 +104,20 @@
 // from a given state machine snapshot at a given index (an imported tree:
 // the log then starts at index+1); Replay reads a stopped node's committed
 // state without starting it (an export).
+//
+// # Elections
+//
+// PreVote and CheckQuorum are always on. With Config.HandOver a new leader
+// hands leadership over once to the highest voter above it that took part
+// in its election and is caught up (ZooKeeper's outcome). When the
+// Transport proves that the leader's process is gone (PeerGone), the
+// followers forget it (raft's ForgetLeader: they grant votes at once
+// instead of after their lease) and the highest connected voter campaigns
+// at once, with a pre-vote, retried for up to an election timeout; a
+// follower that refuses that pre-vote because its log is ahead campaigns
+// itself (election.go). No vote is ever forced (no MsgTimeoutNow outside
+// the hand-over), so a proof that is wrong moves nothing while a majority
+// hears the leader.
 //
 // # Membership
 //

@@ -56,6 +56,8 @@ func (n *Node) input(tick <-chan time.Time) bool {
 	select {
 	case <-tick:
 		n.tick()
+	case <-n.earlyRetryC():
+		n.retryEarlyCampaign() // election.go
 	case p := <-n.propc:
 		n.propose(p)
 	case r := <-n.readc:
@@ -68,6 +70,8 @@ func (n *Node) input(tick <-chan time.Time) bool {
 		n.snapshotDone(res)
 	case r := <-n.reportc:
 		switch {
+		case r.gone:
+			n.peerGone(r.id, r.connected) // election.go
 		case !r.snapshot:
 			n.rn.ReportUnreachable(r.id)
 		case r.failed:
@@ -134,10 +138,23 @@ func (n *Node) step(m *raftpb.Message) {
 	if err := n.rn.Step(m); err != nil {
 		n.logger.Debug("raftnode: step", "type", m.GetType().String(), "from", m.GetFrom(), "err", err)
 	}
+	n.backUp(m) // election.go
 }
 
-// propose hands p to raft, or parks it behind earlier parked ones.
+// propose hands p to raft, or parks it behind earlier parked ones (a
+// leader-only one is never parked: it is proposed or fails at once).
 func (n *Node) propose(p *proposal) {
+	if p.leaderOnly {
+		// raft's state of the moment, not the last Ready's: a heartbeat
+		// of a newer term stepped in this batch has deposed this leader.
+		switch st := n.rn.BasicStatus(); {
+		case st.RaftState != raft.StateLeader || st.LeadTransferee != raft.None:
+			p.finish(proposalResult{err: ErrNotLeader})
+		case !n.handOver(p):
+			p.finish(proposalResult{err: ErrProposalDropped}) // too much uncommitted data
+		}
+		return
+	}
 	if len(n.w.parked) > 0 || !n.handOver(p) {
 		n.w.parked = append(n.w.parked, p)
 	}

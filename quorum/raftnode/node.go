@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -33,6 +34,9 @@ var (
 	// covered it. It is ZooKeeper's connection loss: the write may or may
 	// not have happened.
 	ErrOutcomeUnknown = errors.New("raftnode: proposal outcome unknown (leadership changed)")
+	// ErrNotLeader is the outcome of a ProposeLeaderFunc on a node that
+	// was not the leader when raft took it: the entry was not proposed.
+	ErrNotLeader = errors.New("raftnode: not the leader")
 )
 
 // Node is one member of a raft group: it owns the raft.RawNode, the durable
@@ -81,6 +85,9 @@ type Node struct {
 	handOverUntil uint64            // while ticks < it, a new leader looks for a higher-id voter to hand over to
 	handOverTo    map[uint64]bool   // the voters above this one that took part in its election
 	heard         map[uint64]uint64 // the tick each peer was last heard from
+	earlyUntil    uint64            // while ticks < it, a campaign on a dead leader's loss is retried (election.go)
+	earlyRetry    *time.Ticker      // the retries of that campaign; nil when none is under way
+	forgotUntil   uint64            // while ticks < it, this follower forgot a dead leader and may back its campaigner up
 	confState     *raftpb.ConfState // the membership as of the last applied entry
 	lastSnap      uint64            // index of the newest snapshot taken or received
 	snapping      bool              // a snapshot is being written in the background
@@ -225,7 +232,23 @@ func (n *Node) await(ctx context.Context, p *proposal) (result any, index uint64
 // or another one): it must be quick and must not call the Node's methods.
 // ProposeFunc blocks only while the Node's input queue is full.
 func (n *Node) ProposeFunc(data []byte, done func(result any, index uint64, err error)) {
-	p := &proposal{seq: n.seq.Add(1), ctx: context.Background(), cb: done}
+	n.proposeFunc(data, false, done)
+}
+
+// ProposeLeaderFunc is ProposeFunc for a decision that only the leader of
+// the moment may take (ZooKeeper's session expiry): the entry is appended
+// only if this node is raft's leader, and no transfer is under way, when
+// the loop takes it; otherwise done gets ErrNotLeader at once. It is never
+// forwarded, nor held for a leader to come: a leader that was deposed while
+// it decided (it was stopped, cut off) must not have a new leader commit
+// its stale decision. An entry it appended as the leader of a term is
+// committed only by raft's rules (a majority of that term's log).
+func (n *Node) ProposeLeaderFunc(data []byte, done func(result any, index uint64, err error)) {
+	n.proposeFunc(data, true, done)
+}
+
+func (n *Node) proposeFunc(data []byte, leaderOnly bool, done func(result any, index uint64, err error)) {
+	p := &proposal{seq: n.seq.Add(1), ctx: context.Background(), cb: done, leaderOnly: leaderOnly}
 	p.data = appendFrame(make([]byte, 0, frameSize+len(data)), n.id, p.seq, data)
 	select {
 	case n.propc <- p:
@@ -310,6 +333,10 @@ type report struct {
 	id       uint64
 	snapshot bool // a MsgSnap outcome (else: the peer is unreachable)
 	failed   bool
+	// gone: the peer's process is gone (PeerGone); connected are the
+	// peers the Transport is still connected to.
+	gone      bool
+	connected []uint64
 }
 
 // ReportUnreachable tells raft that a message to peer id could not be

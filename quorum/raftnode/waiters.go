@@ -42,6 +42,9 @@ type proposal struct {
 	ctx  context.Context
 	done chan proposalResult                       // Propose: buffered 1
 	cb   func(result any, index uint64, err error) // ProposeFunc
+	// leaderOnly: proposed only by raft's leader of the moment, never
+	// forwarded or parked (ProposeLeaderFunc).
+	leaderOnly bool
 	// settled makes finish deliver exactly one result (after the loop has
 	// exited, queued proposals are failed by whichever goroutine drains
 	// them).
