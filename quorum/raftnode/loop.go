@@ -105,8 +105,10 @@ func (n *Node) tick() {
 
 // maybeHandOver is ZooKeeper's election outcome on raft: right after its
 // election a leader transfers leadership, once, to the voter with the
-// highest id above its own whose log matches its own; servers that join
-// later do not take over.
+// highest id above its own, as soon as that voter's log matches its own
+// (not to a lower one that acknowledged first: the new leader, hearing no
+// other follower, would not hand over again); servers that join later do
+// not take over.
 func (n *Node) maybeHandOver() {
 	if n.handOverUntil == 0 {
 		return
@@ -119,11 +121,11 @@ func (n *Node) maybeHandOver() {
 	last := st.Progress[n.id].Match
 	var best uint64
 	for id, pr := range st.Progress {
-		if n.handOverTo[id] && id > best && !pr.IsLearner && pr.Match == last {
+		if n.handOverTo[id] && id > best && !pr.IsLearner {
 			best = id
 		}
 	}
-	if best != 0 {
+	if best != 0 && st.Progress[best].Match == last {
 		n.handOverUntil = 0
 		n.logger.Info("raftnode: handing leadership over to a higher id", "to", best, "term", n.term)
 		n.rn.TransferLeader(best)

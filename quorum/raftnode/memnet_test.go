@@ -19,12 +19,13 @@ type memNet struct {
 	mu       sync.Mutex
 	nodes    map[uint64]*Node
 	isolated map[uint64]bool
+	slowAck  map[uint64]time.Duration // append acknowledgements from a node sent this late
 	inbox    map[uint64]chan []byte
 	wg       sync.WaitGroup
 }
 
 func newMemNet(ids ...uint64) *memNet {
-	net := &memNet{nodes: map[uint64]*Node{}, isolated: map[uint64]bool{}, inbox: map[uint64]chan []byte{}}
+	net := &memNet{nodes: map[uint64]*Node{}, isolated: map[uint64]bool{}, slowAck: map[uint64]time.Duration{}, inbox: map[uint64]chan []byte{}}
 	for _, id := range ids {
 		ch := make(chan []byte, 8192)
 		net.inbox[id] = ch
@@ -50,11 +51,35 @@ func (t memTransport) Send(msgs []*raftpb.Message) {
 		if err != nil {
 			panic(err)
 		}
+		if d := t.net.ackDelay(t.from, m); d > 0 {
+			inbox := t.net.inbox[m.GetTo()]
+			t.net.wg.Add(1)
+			time.AfterFunc(d, func() {
+				defer t.net.wg.Done()
+				defer func() { recover() }() // the network closed meanwhile
+				select {
+				case inbox <- b:
+				default:
+				}
+			})
+			continue
+		}
 		select {
 		case t.net.inbox[m.GetTo()] <- b:
 		default: // a full inbox drops, like a congested link
 		}
 	}
+}
+
+// ackDelay is how late m, from node from, is delivered: slowAck's delay
+// for an append acknowledgement, else 0.
+func (net *memNet) ackDelay(from uint64, m *raftpb.Message) time.Duration {
+	if m.GetType() != raftpb.MsgAppResp {
+		return 0
+	}
+	net.mu.Lock()
+	defer net.mu.Unlock()
+	return net.slowAck[from]
 }
 
 func (net *memNet) cut(from, to uint64) bool {
