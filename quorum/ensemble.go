@@ -64,7 +64,8 @@ type ensemble struct {
 // the next one go-zookeeper offers, which may be the stopped leader (its
 // kernel accepts; go-zookeeper then waits ten receive timeouts for an
 // answer, past the session's lease on the new leader). A server cut off
-// from a majority still lets its clients go within a fraction of a tickTime.
+// from a majority lets its clients go within about a tickTime: raft's
+// election timeout (10 to 20 ticks of tickTime/40) to notice, then the grace.
 const servingGraceTicks = 24
 
 // ensembleTick is raft's tick in an ensemble.

@@ -19,6 +19,7 @@ type memNet struct {
 	mu       sync.Mutex
 	nodes    map[uint64]*Node
 	isolated map[uint64]bool
+	closed   bool                     // close has begun: late deliveries are dropped
 	slowAck  map[uint64]time.Duration // append acknowledgements from a node sent this late
 	inbox    map[uint64]chan []byte
 	wg       sync.WaitGroup
@@ -56,7 +57,11 @@ func (t memTransport) Send(msgs []*raftpb.Message) {
 			t.net.wg.Add(1)
 			time.AfterFunc(d, func() {
 				defer t.net.wg.Done()
-				defer func() { recover() }() // the network closed meanwhile
+				t.net.mu.Lock()
+				defer t.net.mu.Unlock()
+				if t.net.closed {
+					return
+				}
 				select {
 				case inbox <- b:
 				default:
@@ -120,6 +125,9 @@ func (net *memNet) isolate(id uint64, on bool) {
 }
 
 func (net *memNet) close() {
+	net.mu.Lock()
+	net.closed = true
+	net.mu.Unlock()
 	for _, ch := range net.inbox {
 		close(ch)
 	}
