@@ -3,12 +3,14 @@ package kcluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/zkafka/zkafka/broker/zkmeta"
 )
@@ -126,9 +128,21 @@ func (c *Cluster) CreateTopic(topic string, partitions int32, rf int16, configs 
 	adm := kadm.NewClient(c.Client())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	resp, err := adm.CreateTopic(ctx, partitions, rf, configs, topic)
-	if err == nil {
-		err = resp.Err
+	// The broker that creates the topic counts the live brokers it has
+	// heard of, which may lag /brokers/ids by a moment after Start (as
+	// Kafka's metadata cache does): INVALID_REPLICATION_FACTOR with enough
+	// brokers registered is tried again, within the same bound.
+	var err error
+	for {
+		var resp kadm.CreateTopicResponse
+		resp, err = adm.CreateTopic(ctx, partitions, rf, configs, topic)
+		if err == nil {
+			err = resp.Err
+		}
+		if !errors.Is(err, kerr.InvalidReplicationFactor) || len(c.Registered()) < int(rf) || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	if err != nil {
 		c.T.Fatalf("create topic %s (%d partitions, RF %d): %v", topic, partitions, rf, err)
