@@ -114,7 +114,7 @@ func main() {
 
 	var diskL, tcpL limit
 	if want("limits") || want("raw") {
-		diskL, err = diskLimit(filepath.Join(dir, "limits"), *rawMax, *limitDur, 3)
+		diskL, err = diskLimit(filepath.Join(dir, "limits"), *rawMax, *rawRecs*recSize, *limitDur, 3)
 		check(err)
 		tcpL, err = loopbackLimit(dir, *limitDur, 3)
 		check(err)
@@ -126,7 +126,8 @@ func main() {
 	bpid := c.broker.Pid()
 	fmt.Printf("zkafka broker: %s (pid %d), log dir %s; 1 KiB records\n\n", c.how, bpid, c.logDir)
 
-	fmt.Printf("== this machine's limits (best of 3, up to %v each; writes up to %d MiB, no fsync)\n", *limitDur, *rawMax>>20)
+	fmt.Printf("== this machine's limits (best of 3, up to %v each; writes up to %d MiB in %d KiB writes, a raw batch's size, no fsync)\n",
+		*limitDur, *rawMax>>20, *rawRecs*recSize>>10)
 	disk, tcp := diskL.rate, tcpL.rate
 	fmt.Printf("%-44s %9s %-20s\n", "", "MB/s", "CPU s/GB")
 	fmt.Printf("%-44s %9.0f writer %.3f\n", "buffered sequential write, log file system", disk/1e6, diskL.writeCPU)
@@ -134,6 +135,10 @@ func main() {
 		fmt.Printf("%-44s %9.0f writer %.3f\n", "  its first run (pages not written lately)", f.rate/1e6, f.writeCPU)
 	}
 	fmt.Printf("%-44s %9.0f sender %.3f, receiver %.3f\n", "loopback TCP, one stream, two processes", tcp/1e6, tcpL.writeCPU, tcpL.readCPU)
+	if kib, ok := benchkit.PageReportedKiB(); ok {
+		fmt.Printf("this machine hands freed memory back to its host (free page reporting, %.1f GiB so far): each case starts\n"+
+			"after it has, so a write to new page cache pays a fault in the host, the yardstick's as the broker's\n", float64(kib)/(1<<20))
+	}
 
 	if want("raw") {
 		fmt.Printf("\n== raw client (produce: the same batch of %d × 1 KiB, %d requests in flight per connection, on 1 connection\n"+
@@ -374,10 +379,15 @@ func sortedKeys(m map[string]*franzResult) []string {
 	return ks
 }
 
-// settle writes back dirty pages left by the previous case, so that each
-// case starts from the same state and no case pays for another's writeback.
+// settle writes back dirty pages left by the previous case and, on a
+// virtual machine that hands freed memory back to its host, waits until it
+// has (benchkit.AwaitPagesReported), so that each case starts from the
+// same state: no case pays for another's writeback, and every write to new
+// page cache, the yardstick's and the broker's alike, meets memory the
+// host must fault in again, as a growing log does there.
 func settle() {
 	syscall.Sync()
+	benchkit.AwaitPagesReported(15 * time.Second)
 	time.Sleep(100 * time.Millisecond)
 }
 

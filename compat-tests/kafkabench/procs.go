@@ -249,16 +249,21 @@ type limit struct {
 	first *limit
 }
 
-// diskLimit measures buffered sequential writes (1 MiB each, no fsync, as
-// the broker writes its log) to a file in dir, up to size bytes or d; the
-// best of reps. Every run writes a new file and the files are removed only
-// at the end, so that no run writes the pages an earlier one gave back: a
-// growing log never does (last session's best-of-3 over freed pages moved
-// by 2× between runs of the bench).
-func diskLimit(dir string, size int64, d time.Duration, reps int) (limit, error) {
+// diskLimit measures buffered sequential writes to a file in dir, up to
+// size bytes or d, the best of reps. Each write is chunk bytes, no fsync,
+// as the broker writes its log: one write per batch, and the raw
+// produce's batch is the chunk (1 MiB writes ran at half the speed of
+// 256 KiB ones here, their source no longer in the CPU's cache). Every run
+// writes a new file and the files are removed only at the end, so that no
+// run writes the pages an earlier one gave back: a growing log never does.
+// Each run starts after settle, which on a machine with free page
+// reporting waits until the freed memory is the host's again (runs over
+// memory freed a moment before wrote 2–10× faster, which moved this
+// yardstick by 2× between runs of the bench).
+func diskLimit(dir string, size int64, chunk int, d time.Duration, reps int) (limit, error) {
 	os.MkdirAll(dir, 0o755)
 	defer os.RemoveAll(dir)
-	buf := make([]byte, 1<<20)
+	buf := make([]byte, chunk)
 	for i := range buf {
 		buf[i] = byte(i * 7)
 	}
