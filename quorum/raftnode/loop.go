@@ -293,9 +293,11 @@ func (n *Node) maySendBeforeSave(rd *raft.Ready) bool {
 }
 
 // sendReplication sends the appends and heartbeats among msgs at once and
-// returns the other messages, to be sent after save.
+// returns the other messages, to be sent after save; the returned slice is
+// valid until the next call.
 func (n *Node) sendReplication(msgs []*raftpb.Message) (later []*raftpb.Message) {
-	var now []*raftpb.Message
+	clear(n.sendLater) // the last Ready's, sent: let their messages go
+	now, later := n.sendNow[:0], n.sendLater[:0]
 	for _, m := range msgs {
 		switch m.GetType() {
 		case raftpb.MsgApp, raftpb.MsgHeartbeat:
@@ -305,6 +307,8 @@ func (n *Node) sendReplication(msgs []*raftpb.Message) (later []*raftpb.Message)
 		}
 	}
 	n.send(now)
+	clear(now)
+	n.sendNow, n.sendLater = now[:0], later
 	return later
 }
 

@@ -92,6 +92,9 @@ type Node struct {
 	lastSnap      uint64            // index of the newest snapshot taken or received
 	snapping      bool              // a snapshot is being written in the background
 	ticks         uint64
+	// sendNow and sendLater are sendReplication's scratch, kept between
+	// Readys (a Transport does not keep the slices it is given).
+	sendNow, sendLater []*raftpb.Message
 }
 
 // Start opens (or creates) the node's storage in cfg.Dir, restores sm from
