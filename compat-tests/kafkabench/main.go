@@ -75,6 +75,8 @@ var (
 	serveBrokerProps = flag.String("serve-broker", "", "internal: serve package broker from this server.properties")
 	serveKfakePort   = flag.Int("serve-kfake", 0, "internal: serve kfake on this port")
 	tcpSinkPort      = flag.Int("tcp-sink", 0, "internal: loopback sink on this port")
+	tcpSinkDir       = flag.String("tcp-sink-dir", "", "internal: the sink writes what it reads to a new file here per connection")
+	tcpSinkChunk     = flag.Int("tcp-sink-chunk", 1<<20, "internal: the sink's read size")
 	burnThreads      = flag.Int("burn", 0, "internal: busy-loop this many threads until killed")
 )
 
@@ -88,7 +90,7 @@ func main() {
 	case *serveKfakePort != 0:
 		os.Exit(serveKfake(*serveKfakePort, *profile))
 	case *tcpSinkPort != 0:
-		os.Exit(tcpSink(*tcpSinkPort))
+		os.Exit(tcpSink(*tcpSinkPort, *tcpSinkDir, *tcpSinkChunk))
 	case *burnThreads > 0:
 		burn(*burnThreads)
 	}
@@ -112,11 +114,13 @@ func main() {
 	start := time.Now()
 	val := payload(recSize)
 
-	var diskL, tcpL limit
+	var diskL, tcpL, sockFileL limit
 	if want("limits") || want("raw") {
 		diskL, err = diskLimit(filepath.Join(dir, "limits"), *rawMax, *rawRecs*recSize, *limitDur, 3)
 		check(err)
 		tcpL, err = loopbackLimit(dir, *limitDur, 3)
+		check(err)
+		sockFileL, err = socketFileLimit(dir, *rawRecs*recSize, *limitDur, 3)
 		check(err)
 	}
 
@@ -135,6 +139,7 @@ func main() {
 		fmt.Printf("%-44s %9.0f writer %.3f\n", "  its first run (pages not written lately)", f.rate/1e6, f.writeCPU)
 	}
 	fmt.Printf("%-44s %9.0f sender %.3f, receiver %.3f\n", "loopback TCP, one stream, two processes", tcp/1e6, tcpL.writeCPU, tcpL.readCPU)
+	fmt.Printf("%-44s %9.0f sender %.3f, receiver+writer %.3f\n", "loopback TCP into a file (a produce's work)", sockFileL.rate/1e6, sockFileL.writeCPU, sockFileL.readCPU)
 	if kib, ok := benchkit.PageReportedKiB(); ok {
 		fmt.Printf("this machine hands freed memory back to its host (free page reporting, %.1f GiB so far): each case starts\n"+
 			"after it has, so a write to new page cache pays a fault in the host, the yardstick's as the broker's\n", float64(kib)/(1<<20))
@@ -162,6 +167,7 @@ func main() {
 		settle()
 		prN, _ := rawProduceRun(c, "rawN", *rawConns, val)
 		rawRow(fmt.Sprintf("produce %d conns", *rawConns), prN, limit, fmt.Sprintf("min(write,tcp) %.2f (≥0.8)", prN.rate()/limit), prN.rate()/limit >= 0.8, produceCPU)
+		socketFileRow(sockFileL, pr, prN)
 		rawRow("fetch", fr, tcp, fmt.Sprintf("tcp %.2f (≥0.9)", fr.rate()/tcp), fr.rate()/tcp >= 0.9, fetchCPU)
 		sendfileRow(sfL, fr)
 	}
@@ -255,6 +261,18 @@ func sendfileRow(l limit, fr rawResult) {
 		"  fetch waited for first bytes %.0f%% of its time, %v per request\n",
 		sendfileChunk>>20, l.rate/1e6, l.writeCPU, l.readCPU, fr.rate()/l.rate, bs/l.writeCPU, fr.cliCPU.Seconds()/(float64(fr.bytes)/1e9)/l.readCPU,
 		100*fr.firstByte.Seconds()/fr.elapsed.Seconds(), (fr.firstByte / time.Duration(max(fr.requests, 1))).Round(time.Microsecond))
+}
+
+// socketFileRow compares the raw produce cases with the socket-to-file
+// limit: the machine doing only a produce's receive and write.
+func socketFileRow(l limit, prs ...rawResult) {
+	fmt.Printf("  socket-to-file limit: one loopback stream read in %d KiB reads, each written to a file: %.0f MB/s, receiver+writer %.3f s/GB;\n  produce / it:",
+		*rawRecs*recSize>>10, l.rate/1e6, l.readCPU)
+	for i, pr := range prs {
+		bs := pr.brkCPU.Seconds() / (float64(pr.bytes) / 1e9)
+		fmt.Printf("%s rate %.2f, broker CPU %.2f × its receiver+writer", map[bool]string{true: ";", false: ""}[i > 0], pr.rate()/l.rate, bs/l.readCPU)
+	}
+	fmt.Println()
 }
 
 // rawProduceRun runs rawProduce with acks=1 on conns connections, with the

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -213,26 +214,52 @@ func waitSignal() {
 
 // ---- this machine's limits ----------------------------------------------
 
-// tcpSink is the -tcp-sink mode: accept one connection on 127.0.0.1:port
-// and read it to the end into a 1 MiB buffer.
-func tcpSink(port int) int {
+// tcpSink is the -tcp-sink mode: accept connections on 127.0.0.1:port one
+// after another and read each to its end. With fileDir set it does what a
+// produce does with the bytes: each connection's stream is read in chunk
+// reads (io.ReadFull) and each chunk written to the end of a new file in
+// fileDir (the socket-to-file limit).
+func tcpSink(port int, fileDir string, chunk int) int {
 	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	for {
+	buf := make([]byte, max(chunk, 1))
+	for conns := 0; ; conns++ {
 		c, err := l.Accept()
 		if err != nil {
 			return 1
 		}
-		buf := make([]byte, 1<<20)
-		for {
-			if _, err := c.Read(buf); err != nil {
-				break
+		var f *os.File
+		if fileDir != "" {
+			if f, err = os.Create(filepath.Join(fileDir, fmt.Sprintf("sink-%d", conns))); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
 			}
 		}
+		drain(c, f, buf)
 		c.Close()
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// drain reads c to its end in len(buf) reads, writing each to f if f is
+// not nil.
+func drain(c net.Conn, f *os.File, buf []byte) {
+	for {
+		n, err := io.ReadFull(c, buf)
+		if f != nil && n > 0 {
+			if _, werr := f.Write(buf[:n]); werr != nil {
+				fmt.Fprintln(os.Stderr, werr)
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
 	}
 }
 

@@ -15,8 +15,31 @@ import (
 // loopbackLimit measures one TCP stream from this process to a reader
 // process over loopback, writing 1 MiB buffers for d; the best of reps.
 func loopbackLimit(dir string, d time.Duration, reps int) (limit, error) {
-	buf := make([]byte, 1<<20)
-	return streamLimit(dir, d, reps, func(c net.Conn, deadline time.Time) (int64, error) {
+	return streamLimit(dir, d, reps, streamBuffer(1<<20))
+}
+
+// socketFileLimit measures this machine doing what a produce does with
+// record bytes and nothing else: a reader process receives one loopback
+// TCP stream in chunk reads and writes each chunk to the end of a new
+// file (buffered, no fsync), for d; the best of reps, each after settle.
+// Its reader's CPU per GB is the floor of the broker's for a produce, the
+// receive and the write running side by side as they do in the broker
+// (on this kind of virtual machine they cost more together than the write
+// and receive limits measured apart).
+func socketFileLimit(dir string, chunk int, d time.Duration, reps int) (limit, error) {
+	files := filepath.Join(dir, "socketfile")
+	if err := os.MkdirAll(files, 0o755); err != nil {
+		return limit{}, err
+	}
+	defer os.RemoveAll(files)
+	return streamLimit(dir, d, reps, streamBuffer(chunk), "-tcp-sink-dir", files, "-tcp-sink-chunk", strconv.Itoa(chunk))
+}
+
+// streamBuffer is a sender for streamLimit: it writes the same buffer of
+// size bytes until the deadline.
+func streamBuffer(size int) func(c net.Conn, deadline time.Time) (int64, error) {
+	buf := make([]byte, size)
+	return func(c net.Conn, deadline time.Time) (int64, error) {
 		var n int64
 		for time.Now().Before(deadline) {
 			m, err := c.Write(buf)
@@ -26,7 +49,7 @@ func loopbackLimit(dir string, d time.Duration, reps int) (limit, error) {
 			}
 		}
 		return n, nil
-	})
+	}
 }
 
 // sendfileChunk is what one sendfile call of the sendfile limit sends: a
@@ -99,10 +122,10 @@ func sendfileTo(c net.Conn, f *os.File, size int64, deadline time.Time) (int64, 
 	return sent, nil
 }
 
-// streamLimit runs send on a fresh connection to a tcp sink process reps
-// times, each for up to d, and returns the best rate with the sender's
-// (this process's) and the sink's CPU per GB.
-func streamLimit(dir string, d time.Duration, reps int, send func(c net.Conn, deadline time.Time) (int64, error)) (limit, error) {
+// streamLimit runs send on a fresh connection to a tcp sink process (with
+// sinkArgs) reps times, each for up to d after settle, and returns the best
+// rate with the sender's (this process's) and the sink's CPU per GB.
+func streamLimit(dir string, d time.Duration, reps int, send func(c net.Conn, deadline time.Time) (int64, error), sinkArgs ...string) (limit, error) {
 	port, err := benchkit.FreePort()
 	if err != nil {
 		return limit{}, err
@@ -112,13 +135,15 @@ func streamLimit(dir string, d time.Duration, reps int, send func(c net.Conn, de
 		return limit{}, err
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	p, err := benchkit.Start("tcp sink", filepath.Join(dir, "sink.log"), dir, self, "-tcp-sink", strconv.Itoa(port))
+	argv := append([]string{self, "-tcp-sink", strconv.Itoa(port)}, sinkArgs...)
+	p, err := benchkit.Start("tcp sink", filepath.Join(dir, "sink.log"), dir, argv...)
 	if err != nil {
 		return limit{}, err
 	}
 	defer p.Stop(2 * time.Second)
 	var best limit
 	for range reps {
+		settle()
 		var c net.Conn
 		for i := 0; i < 100; i++ {
 			if c, err = net.Dial("tcp", addr); err == nil {
