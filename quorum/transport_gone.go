@@ -3,6 +3,8 @@ package quorum
 import (
 	"context"
 	"errors"
+	"net"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -22,8 +24,13 @@ import (
 //   - a partition or a host that is down: the dial times out.
 //
 // A killed process's kernel may close a connection some milliseconds
-// before the listener, so a dial that succeeds is tried again, goneProbes
-// times in all, goneProbeGap apart.
+// before the listener, so a dial that succeeds, or that the closing
+// listener resets before it returns (ECONNRESET), is tried again,
+// goneProbes times in all, goneProbeGap apart. Raft is told only once no
+// connection of the peer that delivered frames is still open: its last
+// messages, which raftnode steps before acting on the proof, must have
+// reached it (stepped after it, a stale heartbeat of a dead leader would
+// renew its lease on this follower).
 const (
 	goneProbes       = 10
 	goneProbeGap     = 5 * time.Millisecond
@@ -45,12 +52,19 @@ func (t *peerTransport) peerClosed(id uint64) {
 	t.mu.probing[id] = true
 	t.mu.Unlock()
 	if !t.goroutines.Go("zk-peer-probe", func() {
-		gone := t.probeGone(id)
+		gone, dials, err := t.probeGone(id)
 		t.mu.Lock()
 		delete(t.mu.probing, id)
+		reading := t.delivering(id)
 		t.mu.Unlock()
-		if !gone {
-			t.log.Debug("a peer's last connection closed; its port still answers or does not refuse", "peer", id)
+		switch {
+		case !gone:
+			t.log.Debug("a peer's last connection closed; its port still answers or does not refuse", "peer", id, "dials", dials, "err", err)
+			return
+		case reading:
+			// Its last frames may not have reached raft yet: the close
+			// of that connection probes again.
+			t.log.Debug("a peer's port refuses connections; a connection of it is still being read", "peer", id)
 			return
 		}
 		t.log.Info("peer's process is gone (its connection closed, its port refuses connections)", "peer", id)
@@ -62,33 +76,44 @@ func (t *peerTransport) peerClosed(id uint64) {
 	}
 }
 
-// probeGone reports whether a dial to peer id's port is refused.
-func (t *peerTransport) probeGone(id uint64) bool {
+// probeGone reports whether a dial to peer id's port is refused, with the
+// dials made and the last one's error.
+func (t *peerTransport) probeGone(id uint64) (gone bool, dials int, err error) {
 	addr, ok := t.set.Load().addrs[id]
 	if !ok {
-		return false
+		return false, 0, nil
 	}
 	for i := range goneProbes {
 		if i > 0 {
 			select {
 			case <-t.stop:
-				return false
+				return false, i, nil
 			case <-time.After(goneProbeGap):
 			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), goneProbeTimeout)
-		nc, err := t.dial(ctx, "tcp", addr)
+		var nc net.Conn
+		nc, err = t.dial(ctx, "tcp", addr)
 		cancel()
 		switch {
 		case err == nil:
 			nc.Close()
+		case errors.Is(err, syscall.ECONNRESET):
+			// The handshake completed, then the connection was reset
+			// before the dial returned: a listener that is closing.
 		case errors.Is(err, syscall.ECONNREFUSED):
-			return true
+			return true, i + 1, err
 		default:
-			return false // no answer: not a proof
+			return false, i + 1, err // no answer: not a proof
 		}
 	}
-	return false
+	return false, goneProbes, err
+}
+
+// delivering reports whether peer id has an established connection that
+// delivered frames (its reader may still hand some to raft). t.mu is held.
+func (t *peerTransport) delivering(id uint64) bool {
+	return slices.ContainsFunc(t.mu.byPeer[id], func(in *inboundPeer) bool { return in.delivered.Load() })
 }
 
 // connectedPeers lists the peers with an established connection to us.

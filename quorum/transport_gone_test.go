@@ -1,10 +1,13 @@
 package quorum
 
 import (
+	"context"
 	"log/slog"
 	"net"
+	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -114,6 +117,54 @@ func TestPeerNotGoneWhileItsPortAnswers(t *testing.T) {
 	case g := <-p.node.gone:
 		t.Fatalf("PeerGone(%d, %v) for a peer that is not gone", g.id, g.connected)
 	default:
+	}
+}
+
+// A dial that the peer's closing listener resets before it returns
+// (ECONNRESET: the handshake completed, then the kill reached the
+// listener) is no answer either way: the probe dials again, and the next
+// dial's refusal is the proof.
+func TestPeerGoneProbeDialsAgainAfterAReset(t *testing.T) {
+	tr := newPeerTransport(1, map[uint64]string{1: "127.0.0.1:1", 3: "127.0.0.1:3"}, newPeerLimits(0, 0), slog.New(slog.DiscardHandler))
+	var dials int
+	tr.dial = func(context.Context, string, string) (net.Conn, error) {
+		dials++
+		if dials == 1 {
+			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNRESET)}
+		}
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	}
+	if gone, n, err := tr.probeGone(3); !gone || n != 2 {
+		t.Fatalf("probeGone after a reset then a refusal: gone %v after %d dials (%v), want gone after 2", gone, n, err)
+	}
+}
+
+// Raft is told only once the peer's connections that delivered frames are
+// read to their end: our sender's connection to it may close, and its
+// port refuse, while its last messages are still on their way to raft.
+func TestPeerGoneAfterItsConnectionsAreRead(t *testing.T) {
+	p := goneTestPeers(t)
+	three := p.dial(t, append(peerHello(3), raftFrame(t, heartbeat(3))...))
+	p.waitStepped(t, 3)
+	p.t.peerClosed(3) // as when our sender's connection to it closes first
+	deadline := time.After(10 * time.Second)
+	for !strings.Contains(p.logs.String(), "still being read") {
+		select {
+		case g := <-p.node.gone:
+			t.Fatalf("PeerGone(%d, %v) while a connection of it is open", g.id, g.connected)
+		case <-deadline:
+			t.Fatal("the probe did not end within 10s")
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+	three.Close()
+	select {
+	case g := <-p.node.gone:
+		if g.id != 3 {
+			t.Fatalf("PeerGone(%d, %v), want peer 3", g.id, g.connected)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no PeerGone within 10s of the last connection's close")
 	}
 }
 

@@ -45,9 +45,12 @@ func TestLeaderKillElectsAtOnce(t *testing.T) {
 	if took[1] >= minTimeout/2 {
 		t.Errorf("median first write after a leader kill %v, want under %v", took[1], minTimeout/2)
 	}
-	// One round in ~20 under CPU load has fallen back to raft's own
-	// timeout (a restarted follower, behind, granted no pre-vote for
-	// ~2.3 s: not yet understood); the median still needs two early ones.
+	// Under CPU load a round fell back to raft's own timeout about once in
+	// 20 runs: a follower catching up stepped the dead leader's queued
+	// heartbeats after forgetting it, and granted no pre-vote for its
+	// renewed lease; or the campaigner's probe gave up on a dial the
+	// dying listener reset. Both are fixed; the slowest round is logged,
+	// the median needs two early ones.
 	if took[2] >= minTimeout {
 		t.Logf("slowest first write after a leader kill %v: not before raft's own election timeout %v", took[2], minTimeout)
 	}

@@ -111,8 +111,9 @@
 // hands leadership over once to the highest voter above it that took part
 // in its election and is caught up (ZooKeeper's outcome). When the
 // Transport proves that the leader's process is gone (PeerGone), the
-// followers forget it (raft's ForgetLeader: they grant votes at once
-// instead of after their lease) and the highest connected voter campaigns
+// followers forget it, after stepping the messages that reached them
+// before the proof (raft's ForgetLeader: they grant votes at once instead
+// of after their lease) and the highest connected voter campaigns
 // at once, with a pre-vote, retried for up to an election timeout; a
 // follower that refuses that pre-vote because its log is ahead campaigns
 // itself (election.go). No vote is ever forced (no MsgTimeoutNow outside

@@ -18,8 +18,9 @@ import (
 // refuses connections, which a stopped, slow or partitioned process never
 // does: its kernel still accepts, or nothing answers). Then:
 //
-//   - every follower forgets the leader (raft's ForgetLeader): it stays a
-//     follower in its term but grants pre-votes and votes at once rather
+//   - every follower forgets the leader (raft's ForgetLeader), once it
+//     has stepped the messages that reached it before the proof: it stays
+//     a follower in its term but grants pre-votes and votes at once rather
 //     than after its lease; it follows the leader again at its next
 //     heartbeat, should it come;
 //   - one voter, the highest id among those still connected (ZooKeeper's
@@ -84,8 +85,14 @@ func onPeerGone(self, gone, lead uint64, follower bool, voters []uint64, connect
 }
 
 // peerGone acts on the Transport's proof that peer id's process is gone
-// (PeerGone), on the loop goroutine.
+// (PeerGone), on the loop goroutine. The messages queued before the proof
+// are stepped first: the loop's select takes its inputs in no order, and a
+// stale append or heartbeat of the dead leader stepped after ForgetLeader
+// would make this node follow it again, and refuse (pre-)votes for the
+// lease it renews: an election timeout (a follower catching up after a
+// restart, or on a loaded machine, often has some still queued).
 func (n *Node) peerGone(id uint64, connected []uint64) {
+	n.stepQueued()
 	delete(n.heard, id)
 	ss := n.live()
 	a := onPeerGone(n.id, id, ss.Lead, ss.RaftState == raft.StateFollower, n.confState.GetVoters(),
@@ -102,6 +109,14 @@ func (n *Node) peerGone(id uint64, connected []uint64) {
 		return
 	}
 	n.earlyCampaign()
+}
+
+// stepQueued steps the messages already queued for the loop (which alone
+// receives from recvc).
+func (n *Node) stepQueued() {
+	for range len(n.recvc) {
+		n.step(<-n.recvc)
+	}
 }
 
 // earlyCampaign campaigns at once, and again (retryEarlyCampaign) while
@@ -174,9 +189,10 @@ func (n *Node) retryEarlyCampaign() {
 // PeerGone tells the node that the Transport has proof that peer id's
 // process is gone (its connection closed and its port refuses
 // connections); connected are the peers the Transport is still connected
-// to. If id is the leader, a new one is elected at once (see above). It
-// never blocks (the proof is dropped when the queue is full: raft's
-// timeouts elect as before).
+// to. The Transport calls it after Step returned for every message it
+// received from id. If id is the leader, a new one is elected at once (see
+// above). It never blocks (the proof is dropped when the queue is full:
+// raft's timeouts elect as before).
 func (n *Node) PeerGone(id uint64, connected []uint64) {
 	select {
 	case n.reportc <- report{id: id, gone: true, connected: connected}:

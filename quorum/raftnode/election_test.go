@@ -2,6 +2,7 @@ package raftnode
 
 import (
 	"slices"
+	"sync"
 	"testing"
 	"time"
 )
@@ -221,4 +222,74 @@ func TestProposeLeaderFuncOnlyOnTheLeader(t *testing.T) {
 	if want := []string{"leading", "after"}; !slices.Equal(got, want) {
 		t.Fatalf("applied %q, want %q", got, want)
 	}
+}
+
+// gatedSM is a testSM whose Apply of the entry gate blocks, and the node's
+// loop with it (as a slow disk or a loaded machine would), until open is
+// closed; entered is closed when it blocks.
+type gatedSM struct {
+	*testSM
+	gate    string
+	entered chan struct{}
+	open    chan struct{}
+}
+
+func newGatedSM(gate string) *gatedSM {
+	return &gatedSM{testSM: &testSM{}, gate: gate, entered: make(chan struct{}), open: make(chan struct{})}
+}
+
+func (s *gatedSM) Apply(index uint64, data []byte) any {
+	if string(data) == s.gate {
+		close(s.entered)
+		<-s.open
+	}
+	return s.testSM.Apply(index, data)
+}
+
+// A follower restarted behind the leader is still catching up when the
+// leader's process goes: the leader's last appends and heartbeats wait on
+// its busy loop when the proof of the leader's death comes. Stepped after
+// it forgot the leader, they would make it follow the dead leader again,
+// and ignore the campaigner's pre-votes for the lease they renew (an
+// election timeout): they are stepped first, and the other voter is
+// elected at once.
+func TestPeerGoneWhileARestartedFollowerCatchesUp(t *testing.T) {
+	all := []uint64{1, 2, 3}
+	c := newCluster(t, voters(all...), func(cfg *Config) { cfg.ElectionTicks = goneTicks })
+	lead := c.leader(all...)
+	rest := others(all, lead)
+	high, low := slices.Max(rest), slices.Min(rest)
+	mustPropose(t, c.nodes[lead], "before")
+	c.converged(1, all...)
+	c.stopNode(low)
+	mustPropose(t, c.nodes[lead], "gate")
+	mustPropose(t, c.nodes[lead], "behind")
+	sm := newGatedSM("gate")
+	var once sync.Once
+	release := func() { once.Do(func() { close(sm.open) }) }
+	t.Cleanup(release) // before the cluster's Stop, which waits for the loop
+	n := mustStart(t, c.cfgs[low], sm)
+	c.nodes[low], c.sms[low] = n, sm.testSM
+	c.net.setNode(low, n)
+	select {
+	case <-sm.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("restarted node %d did not catch up to the gate entry", low)
+	}
+	waitFor(t, 10*time.Second, "the leader's messages queued on the busy follower", func() bool { return len(n.recvc) >= 20 })
+	c.stopNode(lead)
+	c.net.flush(low) // the dead leader's messages are all with the node, as the Transport's are before PeerGone
+	gone := time.Now()
+	c.nodes[high].PeerGone(lead, []uint64{low})
+	n.PeerGone(lead, []uint64{high})
+	release()
+	waitFor(t, 10*time.Second, "the highest follower elected", func() bool {
+		return c.nodes[high].Status().Role == RoleLeader && n.Status().Leader == high
+	})
+	if took := time.Since(gone); took >= time.Duration(goneTicks)*5*time.Millisecond {
+		t.Fatalf("elected %v after the leader went, not before an election timeout", took)
+	}
+	t.Logf("elected %v after the leader's loss", time.Since(gone).Round(time.Millisecond))
+	mustPropose(t, c.nodes[high], "after")
+	c.converged(4, rest...)
 }

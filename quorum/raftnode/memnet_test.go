@@ -21,14 +21,21 @@ type memNet struct {
 	isolated map[uint64]bool
 	closed   bool                     // close has begun: late deliveries are dropped
 	slowAck  map[uint64]time.Duration // append acknowledgements from a node sent this late
-	inbox    map[uint64]chan []byte
+	inbox    map[uint64]chan memMsg
 	wg       sync.WaitGroup
 }
 
+// memMsg is one marshaled message in an inbox, or (flushed set) a marker
+// that flush waits for.
+type memMsg struct {
+	b       []byte
+	flushed chan struct{}
+}
+
 func newMemNet(ids ...uint64) *memNet {
-	net := &memNet{nodes: map[uint64]*Node{}, isolated: map[uint64]bool{}, slowAck: map[uint64]time.Duration{}, inbox: map[uint64]chan []byte{}}
+	net := &memNet{nodes: map[uint64]*Node{}, isolated: map[uint64]bool{}, slowAck: map[uint64]time.Duration{}, inbox: map[uint64]chan memMsg{}}
 	for _, id := range ids {
-		ch := make(chan []byte, 8192)
+		ch := make(chan memMsg, 8192)
 		net.inbox[id] = ch
 		net.wg.Go(func() { net.deliver(id, ch) })
 	}
@@ -63,14 +70,14 @@ func (t memTransport) Send(msgs []*raftpb.Message) {
 					return
 				}
 				select {
-				case inbox <- b:
+				case inbox <- memMsg{b: b}:
 				default:
 				}
 			})
 			continue
 		}
 		select {
-		case t.net.inbox[m.GetTo()] <- b:
+		case t.net.inbox[m.GetTo()] <- memMsg{b: b}:
 		default: // a full inbox drops, like a congested link
 		}
 	}
@@ -93,10 +100,14 @@ func (net *memNet) cut(from, to uint64) bool {
 	return net.isolated[from] || net.isolated[to]
 }
 
-func (net *memNet) deliver(to uint64, inbox chan []byte) {
-	for b := range inbox {
+func (net *memNet) deliver(to uint64, inbox chan memMsg) {
+	for mm := range inbox {
+		if mm.flushed != nil {
+			close(mm.flushed)
+			continue
+		}
 		m := &raftpb.Message{}
-		if err := proto.Unmarshal(b, m); err != nil {
+		if err := proto.Unmarshal(mm.b, m); err != nil {
 			panic(err)
 		}
 		net.mu.Lock()
@@ -110,6 +121,15 @@ func (net *memNet) deliver(to uint64, inbox chan []byte) {
 		n.Step(ctx, m) // ErrStopped for a stopped node: dropped
 		cancel()
 	}
+}
+
+// flush returns once every message sent to node to before the call has
+// been handed to its Step (or dropped), as a Transport has delivered all
+// frames of a peer's connections once they closed.
+func (net *memNet) flush(to uint64) {
+	done := make(chan struct{})
+	net.inbox[to] <- memMsg{flushed: done}
+	<-done
 }
 
 func (net *memNet) setNode(id uint64, n *Node) {
