@@ -194,6 +194,8 @@ func (b *Broker) writeBrokerConfigs(entity string, cfg map[string]string, versio
 // loadDynamicConfigs reads this broker's and the default's dynamic
 // configs; a znode that cannot be read keeps the previous values.
 func (b *Broker) loadDynamicConfigs() {
+	b.dynMu.Lock()
+	defer b.dynMu.Unlock()
 	next := &dynamicConfigs{broker: map[string]string{}, dflt: map[string]string{}}
 	if old := b.dyn.Load(); old != nil {
 		next.broker, next.dflt = old.broker, old.dflt

@@ -38,6 +38,10 @@ type Broker struct {
 	cluster cluster
 	// dyn are the dynamic broker configs (dynamic_config.go).
 	dyn atomic.Pointer[dynamicConfigs]
+	// dynMu serializes loadDynamicConfigs (an AlterConfigs and the
+	// config-change watcher both load), so that the configs read last are
+	// the ones stored and applied last.
+	dynMu sync.Mutex
 	// meta is what the controller's UpdateMetadata requests said
 	// (metadata_cache.go); Metadata answers from it.
 	meta metadataCache
