@@ -31,6 +31,20 @@ type replicator interface {
 	Stop() error
 }
 
+// txnProposer is a replicator that encodes a txn itself (raftReplicator:
+// into the buffer its log entry is framed in, saving a copy).
+type txnProposer interface {
+	ProposeTxn(txn *znode.Txn) <-chan proposeResult
+}
+
+// proposeTxn proposes txn as ProposeAsync does its encoding.
+func (s *Server) proposeTxn(txn *znode.Txn) <-chan proposeResult {
+	if p, ok := s.repl.(txnProposer); ok {
+		return p.ProposeTxn(txn)
+	}
+	return s.repl.ProposeAsync(txn.Append(make([]byte, 0, txn.Size())))
+}
+
 // proposeResult is an applied proposal's outcome.
 type proposeResult struct {
 	applied *appliedTxn

@@ -27,6 +27,12 @@ func appendFrame(dst []byte, node, seq uint64, payload []byte) []byte {
 	return append(dst, payload...)
 }
 
+// putFrame writes the frame of node and seq into dst[:frameSize].
+func putFrame(dst []byte, node, seq uint64) {
+	binary.BigEndian.PutUint64(dst, node)
+	binary.BigEndian.PutUint64(dst[8:], seq)
+}
+
 func decodeFrame(data []byte) (node, seq uint64, payload []byte, ok bool) {
 	if len(data) < frameSize {
 		return 0, 0, nil, false
@@ -40,8 +46,8 @@ type proposal struct {
 	data []byte               // the framed entry data
 	cc   *raftpb.ConfChangeV2 // a conf change (ProposeConfChange), its Context = data
 	ctx  context.Context
-	done chan proposalResult                       // Propose: buffered 1
-	cb   func(result any, index uint64, err error) // ProposeFunc
+	done chan proposalResult // Propose: buffered 1
+	cb   Done                // ProposeFunc, ProposeFramed
 	// leaderOnly: proposed only by raft's leader of the moment, never
 	// forwarded or parked (ProposeLeaderFunc).
 	leaderOnly bool
@@ -68,7 +74,7 @@ func (p *proposal) finish(r proposalResult) {
 		return
 	}
 	if p.cb != nil {
-		p.cb(r.value, r.index, r.err)
+		p.cb.ProposalDone(r.value, r.index, r.err)
 		return
 	}
 	p.done <- r

@@ -64,6 +64,34 @@ func (txn *Txn) Append(dst []byte) []byte {
 	return dst
 }
 
+// Size returns the length of txn's encoding, so that Append can be given a
+// buffer that never grows.
+func (txn *Txn) Size() int {
+	n := 1 + 8 + 8 + 8 + 1 + 4 + 4
+	if txn.Owner != 0 {
+		n += 8
+	}
+	for _, id := range txn.Auth {
+		n += idSize(id)
+	}
+	for i := range txn.Ops {
+		n += txn.Ops[i].size()
+	}
+	return n
+}
+
+// size is the length of op's encoding (minOpSize plus its variable parts).
+func (op *Op) size() int {
+	n := minOpSize + len(op.Path) + len(op.Data)
+	for _, a := range op.ACL {
+		n += 4 + idSize(a.ID)
+	}
+	return n
+}
+
+// idSize is the length of an encoded Id record.
+func idSize(id zkproto.ID) int { return 4 + len(id.Scheme) + 4 + len(id.ID) }
+
 func (op *Op) append(dst []byte) []byte {
 	dst = zkproto.AppendInt(dst, int32(op.Type))
 	dst = zkproto.AppendString(dst, op.Path)

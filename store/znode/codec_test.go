@@ -36,6 +36,9 @@ func TestTxnRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(got, txn) {
 			t.Fatalf("txn %d:\n got  %+v\n want %+v", i, got, txn)
 		}
+		if size := txn.Size(); size != len(b)-len("prefix") {
+			t.Fatalf("txn %d: Size %d, encoding %d bytes", i, size, len(b)-len("prefix"))
+		}
 		if !bytes.Equal(got.Append(nil), b[len("prefix"):]) {
 			t.Fatalf("txn %d: re-encoding differs", i)
 		}
@@ -61,6 +64,9 @@ func FuzzDecodeTxn(f *testing.F) {
 		}
 		// A decoded txn survives a round trip (null vectors become empty
 		// ones, so compare decoded values), and applies without panic.
+		if enc := txn.Append(nil); len(enc) != txn.Size() {
+			t.Fatalf("Size %d, encoding %d bytes", txn.Size(), len(enc))
+		}
 		again, err := DecodeTxn(txn.Append(nil))
 		if err != nil || !reflect.DeepEqual(again, txn) {
 			t.Fatalf("round trip: %v\n%+v\n%+v", err, again, txn)
