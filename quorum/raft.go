@@ -64,7 +64,7 @@ func (r *raftReplicator) ProposeAsync(data []byte) <-chan proposeResult {
 // ProposeTxn implements txnProposer: txn is encoded straight into the
 // buffer that raftnode frames, sized to fit, so the payload is neither
 // copied nor grown.
-func (r *raftReplicator) ProposeTxn(txn *znode.Txn) <-chan proposeResult {
+func (r *raftReplicator) ProposeTxn(txn znode.Txn) <-chan proposeResult {
 	return r.proposeFramed(txn.Append(make([]byte, raftnode.FrameSize, raftnode.FrameSize+txn.Size())))
 }
 

@@ -48,7 +48,7 @@ func (c *conn) decodeCall(frame []byte) (*call, bool) {
 		}
 		c.srv.tracker.markClosing(c.sessionID())
 		c.closingSession.Store(true)
-		cl.wait = c.srv.proposeTxn(&txn)
+		cl.wait = c.srv.proposeTxn(txn)
 		cl.closeAfter = true
 		return cl, true
 	}
@@ -79,7 +79,7 @@ func (c *conn) decodeCall(frame []byte) (*call, bool) {
 		txn := znode.Txn{Time: time.Now().UnixMilli(), Session: c.sessionID(), Auth: ids, Super: super,
 			Ops: ops, Multi: h.Type == zkproto.OpMulti, Owner: c.srv.ownerID(), EnforceQuota: c.srv.cfg.EnforceQuota,
 			SASLScheme: c.srv.cfg.SASL.Provider}
-		cl.wait = c.srv.proposeTxn(&txn)
+		cl.wait = c.srv.proposeTxn(txn)
 	}
 	return cl, true
 }

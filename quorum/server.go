@@ -32,13 +32,14 @@ type replicator interface {
 }
 
 // txnProposer is a replicator that encodes a txn itself (raftReplicator:
-// into the buffer its log entry is framed in, saving a copy).
+// into the buffer its log entry is framed in, saving a copy). The txn is
+// passed by value so that the caller's does not escape to the heap.
 type txnProposer interface {
-	ProposeTxn(txn *znode.Txn) <-chan proposeResult
+	ProposeTxn(txn znode.Txn) <-chan proposeResult
 }
 
 // proposeTxn proposes txn as ProposeAsync does its encoding.
-func (s *Server) proposeTxn(txn *znode.Txn) <-chan proposeResult {
+func (s *Server) proposeTxn(txn znode.Txn) <-chan proposeResult {
 	if p, ok := s.repl.(txnProposer); ok {
 		return p.ProposeTxn(txn)
 	}
