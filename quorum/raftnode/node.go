@@ -39,6 +39,10 @@ var (
 	ErrNotLeader = errors.New("raftnode: not the leader")
 )
 
+// maxMsgBytes is raft's MaxSizePerMsg: the entries of one MsgApp, a single
+// larger entry excepted (quorum's raftMaxMsgBytes is the same value).
+const maxMsgBytes = 1 << 20
+
 // Node is one member of a raft group: it owns the raft.RawNode, the durable
 // log and snapshots, and applies committed entries to a StateMachine. Its
 // methods are safe for concurrent use.
@@ -75,8 +79,9 @@ type Node struct {
 	rn       *raft.RawNode
 	st       *storage
 	w        waiters
-	term     uint64 // raft's term as of the last Ready
-	lead     uint64 // the leader as of the last Ready (0: none known)
+	batch    []*proposal // proposeQueued's scratch list
+	term     uint64      // raft's term as of the last Ready
+	lead     uint64      // the leader as of the last Ready (0: none known)
 	role     raft.StateType
 	reported struct {
 		lead uint64
@@ -142,7 +147,7 @@ func (n *Node) init(rec *recovered) error {
 	rn, err := raft.NewRawNode(&raft.Config{
 		ID: n.id, ElectionTick: n.cfg.ElectionTicks, HeartbeatTick: n.cfg.HeartbeatTicks,
 		Storage: n.st, Applied: rec.applied,
-		MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256, MaxUncommittedEntriesSize: 64 << 20,
+		MaxSizePerMsg: maxMsgBytes, MaxInflightMsgs: 256, MaxUncommittedEntriesSize: 64 << 20,
 		CheckQuorum: true, PreVote: true, ReadOnlyOption: raft.ReadOnlySafe,
 		Logger: raftLogger{n.logger},
 	})
