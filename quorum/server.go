@@ -56,6 +56,7 @@ type proposeResult struct {
 type appliedTxn struct {
 	zxid    int64
 	results []znode.Result
+	one     [1]znode.Result // results' room for a txn of one op (all but multis), saving an allocation
 }
 
 // Server is a ZooKeeper server: the client listener and the request
@@ -102,6 +103,9 @@ type Server struct {
 	// read that sees a change thus runs after the change's events are in
 	// its connection's queue, and the writer sends them before the reply.
 	applyMu sync.RWMutex
+	// events is apply's scratch list of a txn's watch events, reused from
+	// txn to txn; guarded by applyMu (W).
+	events []znode.Event
 
 	quotaLog quotaLog // see logQuotaWarnings
 
