@@ -8,7 +8,6 @@ import (
 
 	"github.com/zkafka/zkafka/quorum/raftnode"
 	"github.com/zkafka/zkafka/store/segment"
-	"github.com/zkafka/zkafka/store/znode"
 )
 
 // raftReplicator replicates txns through a raftnode.Node.
@@ -58,19 +57,12 @@ func raftTick(tickTime time.Duration) time.Duration {
 // ProposeAsync implements replicator.
 func (r *raftReplicator) ProposeAsync(data []byte) <-chan proposeResult {
 	buf := append(make([]byte, raftnode.FrameSize, raftnode.FrameSize+len(data)), data...)
-	return r.proposeFramed(buf)
+	return r.ProposeFramed(buf)
 }
 
-// ProposeTxn implements txnProposer: txn is encoded straight into the
-// buffer that raftnode frames, sized to fit, so the payload is neither
-// copied nor grown.
-func (r *raftReplicator) ProposeTxn(txn znode.Txn) <-chan proposeResult {
-	return r.proposeFramed(txn.Append(make([]byte, raftnode.FrameSize, raftnode.FrameSize+txn.Size())))
-}
-
-// proposeFramed proposes the payload of buf, behind raftnode.FrameSize
-// reserved bytes.
-func (r *raftReplicator) proposeFramed(buf []byte) <-chan proposeResult {
+// ProposeFramed implements framedProposer: it proposes the payload of
+// buf, behind raftnode.FrameSize reserved bytes.
+func (r *raftReplicator) ProposeFramed(buf []byte) <-chan proposeResult {
 	out := make(proposeDone, 1)
 	if size := len(buf) - raftnode.FrameSize; r.maxEntry > 0 && size > r.maxEntry {
 		out <- proposeResult{err: fmt.Errorf("%w: %d bytes, limit %d", errTxnTooLarge, size, r.maxEntry)}

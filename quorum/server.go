@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkafka/zkafka/internal/accept"
 	"github.com/zkafka/zkafka/internal/tracked"
+	"github.com/zkafka/zkafka/quorum/raftnode"
 	"github.com/zkafka/zkafka/store/znode"
 )
 
@@ -31,17 +32,19 @@ type replicator interface {
 	Stop() error
 }
 
-// txnProposer is a replicator that encodes a txn itself (raftReplicator:
-// into the buffer its log entry is framed in, saving a copy). The txn is
-// passed by value so that the caller's does not escape to the heap.
-type txnProposer interface {
-	ProposeTxn(txn znode.Txn) <-chan proposeResult
+// framedProposer is a replicator that takes a proposal behind room for its
+// own framing (raftReplicator: raftnode.FrameSize bytes), so that a txn is
+// encoded straight into the buffer its log entry is framed in.
+type framedProposer interface {
+	ProposeFramed(buf []byte) <-chan proposeResult
 }
 
-// proposeTxn proposes txn as ProposeAsync does its encoding.
-func (s *Server) proposeTxn(txn znode.Txn) <-chan proposeResult {
-	if p, ok := s.repl.(txnProposer); ok {
-		return p.ProposeTxn(txn)
+// proposeTxn proposes txn as ProposeAsync does its encoding, into a buffer
+// sized to fit. txn does not escape: a request's Txn and its ops stay on
+// the stack.
+func (s *Server) proposeTxn(txn *znode.Txn) <-chan proposeResult {
+	if p, ok := s.repl.(framedProposer); ok {
+		return p.ProposeFramed(txn.Append(make([]byte, raftnode.FrameSize, raftnode.FrameSize+txn.Size())))
 	}
 	return s.repl.ProposeAsync(txn.Append(make([]byte, 0, txn.Size())))
 }
