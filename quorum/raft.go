@@ -56,32 +56,41 @@ func raftTick(tickTime time.Duration) time.Duration {
 
 // ProposeAsync implements replicator.
 func (r *raftReplicator) ProposeAsync(data []byte) <-chan proposeResult {
-	out := make(chan proposeResult, 1)
-	if r.maxEntry > 0 && len(data) > r.maxEntry {
-		out <- proposeResult{err: fmt.Errorf("%w: %d bytes, limit %d", errTxnTooLarge, len(data), r.maxEntry)}
+	buf := append(make([]byte, raftnode.FrameSize, raftnode.FrameSize+len(data)), data...)
+	return r.ProposeFramed(buf)
+}
+
+// ProposeFramed implements framedProposer: it proposes the payload of
+// buf, behind raftnode.FrameSize reserved bytes.
+func (r *raftReplicator) ProposeFramed(buf []byte) <-chan proposeResult {
+	out := make(proposeDone, 1)
+	if size := len(buf) - raftnode.FrameSize; r.maxEntry > 0 && size > r.maxEntry {
+		out <- proposeResult{err: fmt.Errorf("%w: %d bytes, limit %d", errTxnTooLarge, size, r.maxEntry)}
 		return out
 	}
-	r.node.ProposeFunc(data, func(value any, _ uint64, err error) {
-		res := proposeResult{err: err}
-		if err == nil {
-			res.applied, _ = value.(*appliedTxn)
-		}
-		out <- res
-	})
+	r.node.ProposeFramed(buf, out)
 	return out
+}
+
+// proposeDone is the channel ProposeAsync returns, as the raftnode.Done
+// that fills it: a channel is passed as an interface without allocating,
+// where a closure over it would be allocated per proposal.
+type proposeDone chan proposeResult
+
+// ProposalDone implements raftnode.Done.
+func (d proposeDone) ProposalDone(value any, _ uint64, err error) {
+	res := proposeResult{err: err}
+	if err == nil {
+		res.applied, _ = value.(*appliedTxn)
+	}
+	d <- res
 }
 
 // ProposeLeading implements leaderProposer: the txn enters the log only
 // if this server is raft's leader when the raft loop takes it.
 func (r *raftReplicator) ProposeLeading(data []byte) <-chan proposeResult {
-	out := make(chan proposeResult, 1)
-	r.node.ProposeLeaderFunc(data, func(value any, _ uint64, err error) {
-		res := proposeResult{err: err}
-		if err == nil {
-			res.applied, _ = value.(*appliedTxn)
-		}
-		out <- res
-	})
+	out := make(proposeDone, 1)
+	r.node.ProposeLeaderFunc(data, out.ProposalDone)
 	return out
 }
 

@@ -48,7 +48,7 @@ func (c *conn) decodeCall(frame []byte) (*call, bool) {
 		}
 		c.srv.tracker.markClosing(c.sessionID())
 		c.closingSession.Store(true)
-		cl.wait = c.srv.repl.ProposeAsync(txn.Append(nil))
+		cl.wait = c.srv.proposeTxn(&txn)
 		cl.closeAfter = true
 		return cl, true
 	}
@@ -66,12 +66,13 @@ func (c *conn) decodeCall(frame []byte) (*call, bool) {
 		return c.saslStep(cl, rec.(*zkproto.GetSASLRequest))
 	}
 	if c.readOnly.Load() {
-		if _, isWrite := writeOps(h.Type, rec); isWrite || h.Type == zkproto.OpSync {
+		if _, isWrite := writeOps(h.Type, rec, new([1]znode.Op)); isWrite || h.Type == zkproto.OpSync {
 			cl.reply = c.errorReply(h.Xid, zkproto.ErrNotReadOnly)
 			return cl, true
 		}
 	}
-	if ops, isWrite := writeOps(h.Type, rec); isWrite {
+	var one [1]znode.Op
+	if ops, isWrite := writeOps(h.Type, rec, &one); isWrite {
 		if !c.awaitReads() {
 			return nil, false
 		}
@@ -79,7 +80,7 @@ func (c *conn) decodeCall(frame []byte) (*call, bool) {
 		txn := znode.Txn{Time: time.Now().UnixMilli(), Session: c.sessionID(), Auth: ids, Super: super,
 			Ops: ops, Multi: h.Type == zkproto.OpMulti, Owner: c.srv.ownerID(), EnforceQuota: c.srv.cfg.EnforceQuota,
 			SASLScheme: c.srv.cfg.SASL.Provider}
-		cl.wait = c.srv.repl.ProposeAsync(txn.Append(nil))
+		cl.wait = c.srv.proposeTxn(&txn)
 	}
 	return cl, true
 }
@@ -109,8 +110,9 @@ func (c *conn) errorReply(xid int32, err zkproto.Err) *replyFrame {
 }
 
 // writeOps maps a write request to the ops of its txn; isWrite is false for
-// reads.
-func writeOps(op zkproto.OpCode, rec zkproto.Record) (ops []znode.Op, isWrite bool) {
+// reads. A request of one op gets one[:] (the caller's, on its stack); a
+// multi gets a new list.
+func writeOps(op zkproto.OpCode, rec zkproto.Record, one *[1]znode.Op) (ops []znode.Op, isWrite bool) {
 	if op == zkproto.OpMulti {
 		m := rec.(*zkproto.MultiRequest)
 		ops = make([]znode.Op, 0, len(m.Ops))
@@ -127,7 +129,8 @@ func writeOps(op zkproto.OpCode, rec zkproto.Record) (ops []znode.Op, isWrite bo
 	if !ok {
 		return nil, false
 	}
-	return []znode.Op{o}, true
+	one[0] = o
+	return one[:], true
 }
 
 func writeOp(op zkproto.OpCode, rec zkproto.Record) (znode.Op, bool) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkafka/zkafka/internal/accept"
 	"github.com/zkafka/zkafka/internal/tracked"
+	"github.com/zkafka/zkafka/quorum/raftnode"
 	"github.com/zkafka/zkafka/store/znode"
 )
 
@@ -31,6 +32,23 @@ type replicator interface {
 	Stop() error
 }
 
+// framedProposer is a replicator that takes a proposal behind room for its
+// own framing (raftReplicator: raftnode.FrameSize bytes), so that a txn is
+// encoded straight into the buffer its log entry is framed in.
+type framedProposer interface {
+	ProposeFramed(buf []byte) <-chan proposeResult
+}
+
+// proposeTxn proposes txn as ProposeAsync does its encoding, into a buffer
+// sized to fit. txn does not escape: a request's Txn and its ops stay on
+// the stack.
+func (s *Server) proposeTxn(txn *znode.Txn) <-chan proposeResult {
+	if p, ok := s.repl.(framedProposer); ok {
+		return p.ProposeFramed(txn.Append(make([]byte, raftnode.FrameSize, raftnode.FrameSize+txn.Size())))
+	}
+	return s.repl.ProposeAsync(txn.Append(make([]byte, 0, txn.Size())))
+}
+
 // proposeResult is an applied proposal's outcome.
 type proposeResult struct {
 	applied *appliedTxn
@@ -41,6 +59,7 @@ type proposeResult struct {
 type appliedTxn struct {
 	zxid    int64
 	results []znode.Result
+	one     [1]znode.Result // results' room for a txn of one op (all but multis), saving an allocation
 }
 
 // Server is a ZooKeeper server: the client listener and the request
@@ -87,6 +106,9 @@ type Server struct {
 	// read that sees a change thus runs after the change's events are in
 	// its connection's queue, and the writer sends them before the reply.
 	applyMu sync.RWMutex
+	// events is apply's scratch list of a txn's watch events, reused from
+	// txn to txn; guarded by applyMu (W).
+	events []znode.Event
 
 	quotaLog quotaLog // see logQuotaWarnings
 

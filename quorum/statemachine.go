@@ -30,14 +30,18 @@ func (s *Server) apply(index uint64, data []byte) any {
 	txn.Zxid = int64(index)
 	s.applyMu.Lock()
 	defer s.applyMu.Unlock()
-	results, events := s.tree.Load().Apply(txn)
+	a := &appliedTxn{zxid: txn.Zxid}
+	results, events := s.tree.Load().ApplyAppend(a.one[:0], s.events[:0], txn)
+	a.results = results
 	s.afterApply(&txn, results)
 	s.logQuotaWarnings(&txn, results)
 	s.observeApplied(len(data), &txn, results, events)
 	for _, ev := range events {
 		s.watches.trigger(ev.Type, ev.Path, ev.ACL, txn.Zxid)
 	}
-	return &appliedTxn{zxid: txn.Zxid, results: results}
+	clear(events) // keep no paths or ACLs alive in the scratch buffer
+	s.events = events[:0]
+	return a
 }
 
 // afterApply keeps the session tracker and the connections in step with the

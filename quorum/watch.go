@@ -127,9 +127,12 @@ func (m *watchManager) trigger(typ zkproto.EventType, path string, acl []zkproto
 func (m *watchManager) collect(typ zkproto.EventType, path string) []watcher {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	seen := map[watcher]struct{}{}
+	var seen map[watcher]struct{} // made only when a watch fires: most writes fire none
 	take := func(kind watchKind, p string, oneShot bool) {
 		set := m.mu.tables[kind][p]
+		if len(set) > 0 && seen == nil {
+			seen = make(map[watcher]struct{}, len(set))
+		}
 		for wt := range set {
 			seen[wt] = struct{}{}
 		}
@@ -154,6 +157,9 @@ func (m *watchManager) collect(typ zkproto.EventType, path string) []watcher {
 				break
 			}
 		}
+	}
+	if len(seen) == 0 {
+		return nil
 	}
 	out := make([]watcher, 0, len(seen))
 	for wt := range seen {

@@ -1,5 +1,10 @@
 package zkproto
 
+import (
+	"bytes"
+	"encoding/binary"
+)
+
 // Stat is the stat structure of a znode, as ZooKeeper keeps it.
 type Stat struct {
 	Czxid          int64 // zxid of the create
@@ -86,11 +91,19 @@ func AppendACLs(dst []byte, acls []ACL) []byte {
 	return dst
 }
 
-// DecodeACLs reads a vector of ACL records.
+// DecodeACLs reads a vector of ACL records. The list world:anyone with one
+// perms value, which nearly every request carries, comes back as a shared
+// list instead of three fresh allocations: callers must not modify the
+// result (none does; the tree copies a list it keeps, see znode.internACL).
 func DecodeACLs(r *Reader) []ACL {
 	n := r.VectorLen(12)
 	if n == 0 {
 		return nil
+	}
+	if n == 1 {
+		if acl, ok := r.worldACL(); ok {
+			return acl
+		}
 	}
 	out := make([]ACL, n)
 	for i := range out {
@@ -98,4 +111,30 @@ func DecodeACLs(r *Reader) []ACL {
 		out[i].ID = DecodeID(r)
 	}
 	return out
+}
+
+// worldACLs[p] is the shared list world:anyone with perms p, for each p a
+// perms mask can hold. Each has capacity 1, so an append copies it.
+var worldACLs = func() (t [PermAll + 1][]ACL) {
+	for p := range t {
+		t[p] = []ACL{{Perms: int32(p), ID: AnyoneIDUnsafe}}
+	}
+	return t
+}()
+
+// worldIDRecord is the encoded ID world:anyone.
+var worldIDRecord = AppendID(nil, AnyoneIDUnsafe)
+
+// worldACL reads one ACL record if it is world:anyone with perms in
+// 0..PermAll, returning the shared list of it; otherwise it reads nothing.
+func (r *Reader) worldACL() ([]ACL, bool) {
+	if r.err != nil || len(r.Src) < 4+len(worldIDRecord) || !bytes.Equal(r.Src[4:4+len(worldIDRecord)], worldIDRecord) {
+		return nil, false
+	}
+	perms := binary.BigEndian.Uint32(r.Src)
+	if perms > uint32(PermAll) {
+		return nil, false
+	}
+	r.Src = r.Src[4+len(worldIDRecord):]
+	return worldACLs[perms], true
 }

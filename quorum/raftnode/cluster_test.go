@@ -34,6 +34,60 @@ func TestClusterProposeOnFollower(t *testing.T) {
 	}
 }
 
+// TestClusterBatchOnFollower floods a follower with async proposals, which
+// its loop hands to raft in batches (one MsgProp each, forwarded whole to
+// the leader), with leader-only ones among them, which end a batch: every
+// normal proposal commits, in call order, once.
+func TestClusterBatchOnFollower(t *testing.T) {
+	c := newCluster(t, voters(1, 2, 3), nil)
+	lead := c.leader(1, 2, 3)
+	follower := others([]uint64{1, 2, 3}, lead)[0]
+	const count = 600
+	type res struct {
+		i     int
+		index uint64
+		err   error
+	}
+	out := make(chan res, count)
+	for i := range count {
+		done := func(_ any, index uint64, err error) { out <- res{i, index, err} }
+		if i%100 == 50 {
+			c.nodes[follower].ProposeLeaderFunc([]byte(fmt.Sprint(i)), done)
+			continue
+		}
+		c.nodes[follower].ProposeFunc([]byte(fmt.Sprint(i)), done)
+	}
+	idx := make([]uint64, 0, count)
+	var want []string
+	got := map[int]res{}
+	for range count {
+		r := <-out
+		got[r.i] = r
+	}
+	for i := range count {
+		r := got[i]
+		if i%100 == 50 {
+			if !errors.Is(r.err, ErrNotLeader) {
+				t.Fatalf("leader-only proposal %d on a follower: %v", i, r.err)
+			}
+			continue
+		}
+		if r.err != nil {
+			t.Fatalf("proposal %d: %v", i, r.err)
+		}
+		idx = append(idx, r.index)
+		want = append(want, fmt.Sprint(i))
+	}
+	for i := 1; i < len(idx); i++ {
+		if idx[i] <= idx[i-1] {
+			t.Fatalf("entries not in call order: %v", idx)
+		}
+	}
+	if st := datas(c.converged(len(want), 1, 2, 3)); !slices.Equal(st, want) {
+		t.Fatalf("applied %v\nwant %v", st, want)
+	}
+}
+
 func TestClusterReadIndexOnFollower(t *testing.T) {
 	c := newCluster(t, voters(1, 2, 3), nil)
 	lead := c.leader(1, 2, 3)

@@ -9,6 +9,7 @@
 //	n, err := raftnode.Start(raftnode.Config{ID: myid, Peers: peers, Dir: dir, Transport: t}, sm)
 //	result, index, err := n.Propose(ctx, txn) // committed and applied locally
 //	n.ProposeFunc(txn, func(result any, index uint64, err error) { … }) // same, async, in call order
+//	n.ProposeFramed(buf, done)                // ProposeFunc of buf[FrameSize:], framed in place; done is a Done
 //	n.ProposeLeaderFunc(txn, done)            // only if this node leads when raft takes it, else ErrNotLeader
 //	err = n.ReadIndex(ctx)                    // linearizable barrier (ZooKeeper sync)
 //	transport delivers: n.Step(ctx, msg)
@@ -71,6 +72,12 @@
 // proposal forwarded to a leader that loses its term before the entry
 // shows up locally fails with ErrOutcomeUnknown. While no leader is known,
 // proposals and reads wait, in order, and are retried on the next tick.
+// The loop hands a proposal to raft together with the normal proposals
+// queued behind it, as one MsgProp (loop.go, proposeQueued): raft's cost
+// per message is paid per batch; a batch raft drops is proposed again one
+// by one. ProposeFramed takes a buffer with room for the frame in front
+// of the payload, and a Done rather than a closure, so that a proposal
+// costs the caller no copy and no extra allocation.
 //
 // # On disk (Config.Dir)
 //

@@ -39,6 +39,10 @@ var (
 	ErrNotLeader = errors.New("raftnode: not the leader")
 )
 
+// maxMsgBytes is raft's MaxSizePerMsg: the entries of one MsgApp, a single
+// larger entry excepted (quorum's raftMaxMsgBytes is the same value).
+const maxMsgBytes = 1 << 20
+
 // Node is one member of a raft group: it owns the raft.RawNode, the durable
 // log and snapshots, and applies committed entries to a StateMachine. Its
 // methods are safe for concurrent use.
@@ -75,8 +79,9 @@ type Node struct {
 	rn       *raft.RawNode
 	st       *storage
 	w        waiters
-	term     uint64 // raft's term as of the last Ready
-	lead     uint64 // the leader as of the last Ready (0: none known)
+	batch    []*proposal // proposeQueued's scratch list
+	term     uint64      // raft's term as of the last Ready
+	lead     uint64      // the leader as of the last Ready (0: none known)
 	role     raft.StateType
 	reported struct {
 		lead uint64
@@ -145,7 +150,7 @@ func (n *Node) init(rec *recovered) error {
 	rn, err := raft.NewRawNode(&raft.Config{
 		ID: n.id, ElectionTick: n.cfg.ElectionTicks, HeartbeatTick: n.cfg.HeartbeatTicks,
 		Storage: n.st, Applied: rec.applied,
-		MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256, MaxUncommittedEntriesSize: 64 << 20,
+		MaxSizePerMsg: maxMsgBytes, MaxInflightMsgs: 256, MaxUncommittedEntriesSize: 64 << 20,
 		CheckQuorum: true, PreVote: true, ReadOnlyOption: raft.ReadOnlySafe,
 		Logger: raftLogger{n.logger},
 	})
@@ -235,8 +240,35 @@ func (n *Node) await(ctx context.Context, p *proposal) (result any, index uint64
 // or another one): it must be quick and must not call the Node's methods.
 // ProposeFunc blocks only while the Node's input queue is full.
 func (n *Node) ProposeFunc(data []byte, done func(result any, index uint64, err error)) {
-	n.proposeFunc(data, false, done)
+	n.proposeFunc(withFrameRoom(data), false, DoneFunc(done))
 }
+
+// ProposeFramed is ProposeFunc for a payload that follows FrameSize bytes
+// reserved at the start of buf, which the Node fills in with the entry's
+// frame instead of copying the payload into a new buffer. buf belongs to
+// the Node from then on. done is a Done rather than a func so that a
+// caller can pass one without allocating a closure per proposal.
+func (n *Node) ProposeFramed(buf []byte, done Done) {
+	if len(buf) < FrameSize {
+		panic("raftnode: ProposeFramed buffer shorter than FrameSize")
+	}
+	n.proposeFunc(buf, false, done)
+}
+
+// FrameSize is the room ProposeFramed's buffer reserves for the frame.
+const FrameSize = frameSize
+
+// Done receives the outcome of a ProposeFramed proposal, as the func given
+// to ProposeFunc does.
+type Done interface {
+	ProposalDone(result any, index uint64, err error)
+}
+
+// DoneFunc is a func as a Done.
+type DoneFunc func(result any, index uint64, err error)
+
+// ProposalDone implements Done.
+func (f DoneFunc) ProposalDone(result any, index uint64, err error) { f(result, index, err) }
 
 // ProposeLeaderFunc is ProposeFunc for a decision that only the leader of
 // the moment may take (ZooKeeper's session expiry): the entry is appended
@@ -247,12 +279,20 @@ func (n *Node) ProposeFunc(data []byte, done func(result any, index uint64, err 
 // its stale decision. An entry it appended as the leader of a term is
 // committed only by raft's rules (a majority of that term's log).
 func (n *Node) ProposeLeaderFunc(data []byte, done func(result any, index uint64, err error)) {
-	n.proposeFunc(data, true, done)
+	n.proposeFunc(withFrameRoom(data), true, DoneFunc(done))
 }
 
-func (n *Node) proposeFunc(data []byte, leaderOnly bool, done func(result any, index uint64, err error)) {
+// withFrameRoom returns data behind FrameSize reserved bytes, in a new buffer.
+func withFrameRoom(data []byte) []byte {
+	return append(make([]byte, FrameSize, FrameSize+len(data)), data...)
+}
+
+// proposeFunc queues the proposal of buf, whose first FrameSize bytes it
+// fills in with this node's frame.
+func (n *Node) proposeFunc(buf []byte, leaderOnly bool, done Done) {
 	p := &proposal{seq: n.seq.Add(1), ctx: context.Background(), cb: done, leaderOnly: leaderOnly}
-	p.data = appendFrame(make([]byte, 0, frameSize+len(data)), n.id, p.seq, data)
+	putFrame(buf, n.id, p.seq)
+	p.data = buf
 	select {
 	case n.propc <- p:
 		select {

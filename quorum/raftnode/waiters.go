@@ -27,6 +27,12 @@ func appendFrame(dst []byte, node, seq uint64, payload []byte) []byte {
 	return append(dst, payload...)
 }
 
+// putFrame writes the frame of node and seq into dst[:frameSize].
+func putFrame(dst []byte, node, seq uint64) {
+	binary.BigEndian.PutUint64(dst, node)
+	binary.BigEndian.PutUint64(dst[8:], seq)
+}
+
 func decodeFrame(data []byte) (node, seq uint64, payload []byte, ok bool) {
 	if len(data) < frameSize {
 		return 0, 0, nil, false
@@ -40,8 +46,8 @@ type proposal struct {
 	data []byte               // the framed entry data
 	cc   *raftpb.ConfChangeV2 // a conf change (ProposeConfChange), its Context = data
 	ctx  context.Context
-	done chan proposalResult                       // Propose: buffered 1
-	cb   func(result any, index uint64, err error) // ProposeFunc
+	done chan proposalResult // Propose: buffered 1
+	cb   Done                // ProposeFunc, ProposeFramed
 	// leaderOnly: proposed only by raft's leader of the moment, never
 	// forwarded or parked (ProposeLeaderFunc).
 	leaderOnly bool
@@ -68,7 +74,7 @@ func (p *proposal) finish(r proposalResult) {
 		return
 	}
 	if p.cb != nil {
-		p.cb(r.value, r.index, r.err)
+		p.cb.ProposalDone(r.value, r.index, r.err)
 		return
 	}
 	p.done <- r
@@ -105,6 +111,9 @@ type waiters struct {
 	parked  []*proposal          // in arrival order
 	props   map[uint64]*proposal // by seq
 	atIndex map[uint64][]*proposal
+	// spare holds emptied atIndex lists for seen to reuse, rather than
+	// allocate one per entry this node proposed.
+	spare   [][]*proposal
 	ccCheck []*proposal // conf changes this leader handed to raft since the last Ready
 
 	parkedReads []*readRequest
@@ -116,6 +125,9 @@ type waiters struct {
 func newWaiters() waiters {
 	return waiters{props: map[uint64]*proposal{}, atIndex: map[uint64][]*proposal{}, reads: map[uint64]*readRequest{}}
 }
+
+// maxSpare bounds waiters.spare: about one Ready's worth of proposals.
+const maxSpare = maxBatch
 
 // seen records the proposals of node among ents at their indexes.
 func (w *waiters) seen(node uint64, ents []*raftpb.Entry) {
@@ -129,7 +141,11 @@ func (w *waiters) seen(node uint64, ents []*raftpb.Entry) {
 			continue
 		}
 		p.index = e.GetIndex()
-		w.atIndex[p.index] = append(w.atIndex[p.index], p)
+		at := w.atIndex[p.index]
+		if at == nil && len(w.spare) > 0 {
+			at, w.spare = w.spare[len(w.spare)-1], w.spare[:len(w.spare)-1]
+		}
+		w.atIndex[p.index] = append(at, p)
 	}
 }
 
@@ -137,7 +153,8 @@ func (w *waiters) seen(node uint64, ents []*raftpb.Entry) {
 // (whose frame is node/seq, ok=false for an unframed entry) is applied
 // with result.
 func (w *waiters) applied(index, node, seq uint64, ok bool, self uint64, result any) {
-	for _, p := range w.atIndex[index] {
+	at := w.atIndex[index]
+	for _, p := range at {
 		delete(w.props, p.seq)
 		if ok && node == self && seq == p.seq {
 			p.finish(proposalResult{value: result, index: index})
@@ -146,6 +163,10 @@ func (w *waiters) applied(index, node, seq uint64, ok bool, self uint64, result 
 		}
 	}
 	delete(w.atIndex, index)
+	if at != nil && len(w.spare) < maxSpare {
+		clear(at)
+		w.spare = append(w.spare, at[:0])
+	}
 	if ok && node == self {
 		// Applied without having been seen (not expected; be safe).
 		if p := w.props[seq]; p != nil {

@@ -114,16 +114,22 @@ type Event struct {
 // even when every op fails (a failed write takes a zxid in ZooKeeper). It
 // returns one result per op and the events of what changed, in order.
 func (t *Tree) Apply(txn Txn) ([]Result, []Event) {
+	return t.ApplyAppend(make([]Result, 0, len(txn.Ops)), nil, txn)
+}
+
+// ApplyAppend is Apply appending the results and the events to results and
+// events, so that a caller that applies txn after txn can reuse buffers
+// rather than allocate two per txn.
+func (t *Tree) ApplyAppend(results []Result, events []Event, txn Txn) ([]Result, []Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.lastZxid = txn.Zxid
 	if txn.Multi {
-		return t.applyMulti(&txn)
+		r, ev := t.applyMulti(&txn)
+		return append(results, r...), append(events, ev...)
 	}
-	results := make([]Result, len(txn.Ops))
-	var events []Event
 	for i := range txn.Ops {
-		results[i] = t.applyOp(&txn, &txn.Ops[i], txn.Ops[i].Type, &events)
+		results = append(results, t.applyOp(&txn, &txn.Ops[i], txn.Ops[i].Type, &events))
 	}
 	return results, events
 }

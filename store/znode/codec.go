@@ -1,8 +1,10 @@
 package znode
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/zkafka/zkafka/zkproto"
 )
@@ -64,6 +66,34 @@ func (txn *Txn) Append(dst []byte) []byte {
 	return dst
 }
 
+// Size returns the length of txn's encoding, so that Append can be given a
+// buffer that never grows.
+func (txn *Txn) Size() int {
+	n := 1 + 8 + 8 + 8 + 1 + 4 + 4
+	if txn.Owner != 0 {
+		n += 8
+	}
+	for _, id := range txn.Auth {
+		n += idSize(id)
+	}
+	for i := range txn.Ops {
+		n += txn.Ops[i].size()
+	}
+	return n
+}
+
+// size is the length of op's encoding (minOpSize plus its variable parts).
+func (op *Op) size() int {
+	n := minOpSize + len(op.Path) + len(op.Data)
+	for _, a := range op.ACL {
+		n += 4 + idSize(a.ID)
+	}
+	return n
+}
+
+// idSize is the length of an encoded Id record.
+func idSize(id zkproto.ID) int { return 4 + len(id.Scheme) + 4 + len(id.ID) }
+
 func (op *Op) append(dst []byte) []byte {
 	dst = zkproto.AppendInt(dst, int32(op.Type))
 	dst = zkproto.AppendString(dst, op.Path)
@@ -104,12 +134,7 @@ func DecodeTxn(b []byte) (Txn, error) {
 			r.Fail(errors.New("znode: txn owner flag with owner 0"))
 		}
 	}
-	if n := r.VectorLen(8); n > 0 {
-		txn.Auth = make([]zkproto.ID, n)
-		for i := range txn.Auth {
-			txn.Auth[i] = zkproto.DecodeID(r)
-		}
-	}
+	txn.Auth = decodeAuth(r)
 	if n := r.VectorLen(minOpSize); n > 0 {
 		txn.Ops = make([]Op, n)
 		for i := range txn.Ops {
@@ -131,6 +156,49 @@ func (op *Op) decode(r *zkproto.Reader) {
 	op.TTL = r.Long()
 	op.Version = r.Int()
 	op.SessionTimeout = r.Int()
+}
+
+// decodeAuth reads a txn's identities. Nearly every txn carries one of a
+// few lists (a client machine's ip id, with the digest ids its sessions
+// added), so the lists recently decoded are kept by their encoding and
+// returned shared, instead of a new list and two strings per id each
+// time. Nothing modifies a txn's Auth.
+func decodeAuth(r *zkproto.Reader) []zkproto.ID {
+	for i := range recentAuth {
+		// A cached encoding is a whole, valid vector: bytes that start
+		// with it decode to the same list.
+		if c := recentAuth[i].Load(); c != nil && bytes.HasPrefix(r.Src, c.enc) {
+			r.Src = r.Src[len(c.enc):]
+			return c.ids
+		}
+	}
+	start := r.Src
+	n := r.VectorLen(8)
+	if n == 0 {
+		return nil
+	}
+	ids := make([]zkproto.ID, n)
+	for i := range ids {
+		ids[i] = zkproto.DecodeID(r)
+	}
+	if r.Err() == nil {
+		slot := recentAuthNext.Add(1) % uint32(len(recentAuth))
+		recentAuth[slot].Store(&authList{enc: bytes.Clone(start[:len(start)-r.Len()]), ids: ids})
+	}
+	return ids
+}
+
+// recentAuth holds the identity lists decodeAuth decoded last, replaced
+// round robin (recentAuthNext); DecodeTxn may run on any goroutine.
+var (
+	recentAuth     [8]atomic.Pointer[authList]
+	recentAuthNext atomic.Uint32
+)
+
+// authList is a decoded identity list and its encoding (count and ids).
+type authList struct {
+	enc []byte
+	ids []zkproto.ID
 }
 
 // byteOf reads one byte (a jute boolean is one byte).

@@ -3,6 +3,7 @@ package znode
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"reflect"
 	"testing"
@@ -36,6 +37,9 @@ func TestTxnRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(got, txn) {
 			t.Fatalf("txn %d:\n got  %+v\n want %+v", i, got, txn)
 		}
+		if size := txn.Size(); size != len(b)-len("prefix") {
+			t.Fatalf("txn %d: Size %d, encoding %d bytes", i, size, len(b)-len("prefix"))
+		}
 		if !bytes.Equal(got.Append(nil), b[len("prefix"):]) {
 			t.Fatalf("txn %d: re-encoding differs", i)
 		}
@@ -61,6 +65,9 @@ func FuzzDecodeTxn(f *testing.F) {
 		}
 		// A decoded txn survives a round trip (null vectors become empty
 		// ones, so compare decoded values), and applies without panic.
+		if enc := txn.Append(nil); len(enc) != txn.Size() {
+			t.Fatalf("Size %d, encoding %d bytes", txn.Size(), len(enc))
+		}
 		again, err := DecodeTxn(txn.Append(nil))
 		if err != nil || !reflect.DeepEqual(again, txn) {
 			t.Fatalf("round trip: %v\n%+v\n%+v", err, again, txn)
@@ -111,5 +118,25 @@ func fuzzSnapshot(t *testing.T, b []byte) {
 		}
 		tr.Apply(Txn{Zxid: 1, Ops: []Op{create("/z", 0), del("/a", -1)}})
 		tr.ReapCandidates(1 << 62)
+	}
+}
+
+// TestDecodeAuthShared checks that the identity lists DecodeTxn keeps and
+// returns shared decode to what each txn carried, across lists that share
+// a prefix and more lists than are kept.
+func TestDecodeAuthShared(t *testing.T) {
+	ip := zkproto.ID{Scheme: "ip", ID: "127.0.0.1"}
+	lists := [][]zkproto.ID{{ip}, {ip, aliceID}, nil, {aliceID}, {ip}, {{Scheme: "ip", ID: "127.0.0.10"}}}
+	for i := range 12 {
+		lists = append(lists, []zkproto.ID{{Scheme: "ip", ID: fmt.Sprintf("10.0.0.%d", i)}})
+	}
+	for round := range 2 {
+		for i, auth := range lists {
+			txn := Txn{Zxid: 5, Auth: auth, Ops: []Op{{Type: zkproto.OpCreate, Path: "/a", ACL: openACL}}}
+			got, err := DecodeTxn(txn.Append(nil))
+			if err != nil || !reflect.DeepEqual(got, txn) {
+				t.Fatalf("round %d, list %d: %v\n got  %+v\n want %+v", round, i, err, got, txn)
+			}
+		}
 	}
 }
