@@ -154,9 +154,17 @@ func (c *txnCoordinator) lookupLocked(id string) (*txnPartition, kproto.ErrorCod
 	return tp, kproto.CodeNone
 }
 
-// current reports whether tp is still the partition led here in its epoch.
+// currentLocked reports whether tp is still the partition led here in its
+// epoch. c.mu must be held.
 func (c *txnCoordinator) currentLocked(tp *txnPartition) bool {
 	return c.mu.parts[tp.index] == tp
+}
+
+// current is currentLocked taking c.mu.
+func (c *txnCoordinator) current(tp *txnPartition) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.currentLocked(tp)
 }
 
 // do runs op on id's Txn under the lock, then carries out its Step: the

@@ -21,8 +21,14 @@ import (
 // partition has its marker; then it writes CompleteCommit/CompleteAbort
 // (Kafka's TransactionMarkerChannelManager and
 // TransactionMarkerRequestCompletionHandler). A coordinator that stops
-// leading the partition stops sending: the next leader loads the Prepare
-// state and sends the markers again (they are idempotent at the leaders).
+// leading the partition, or leads it in a new leader epoch (loaded again,
+// with a sender of its own), stops sending and completes nothing: the
+// next leader or epoch loads the Prepare state and sends the markers
+// again. They are idempotent at the leaders only until the producer's
+// next transaction writes there, which the Prepare state holds off
+// (CONCURRENT_TRANSACTIONS) until that epoch's sender has every marker
+// answered; a late marker of an older coordinator epoch is refused there
+// (TRANSACTION_COORDINATOR_FENCED).
 
 const (
 	markerBackoffMin = 50 * time.Millisecond
@@ -75,7 +81,15 @@ func (c *txnCoordinator) sendMarkers(tp *txnPartition, id string) {
 		}
 		if len(remaining) == 0 {
 			code, _ := c.do(id, func(t *txn.Txn, nowMs int64) (*txn.Txn, txn.Step) {
-				if t == nil || t.Cur.ProducerID != m.ProducerID || t.Cur.ProducerEpoch != m.ProducerEpoch || t.Cur.State != m.State {
+				// Only the sender of the epoch that holds the Txn now
+				// completes it: a sender of an earlier epoch of this
+				// broker's leadership (its round answered after the
+				// partition was loaded again) would complete it while
+				// the new epoch's sender still has markers to write,
+				// and those would land in the producer's next
+				// transaction.
+				if !c.currentLocked(tp) || t == nil || t.Cur.ProducerID != m.ProducerID ||
+					t.Cur.ProducerEpoch != m.ProducerEpoch || t.Cur.State != m.State {
 					return t, txn.Step{}
 				}
 				return t, t.MarkersDone(nowMs)
@@ -93,10 +107,7 @@ func (c *txnCoordinator) sendMarkers(tp *txnPartition, id string) {
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, markerBackoffMax)
-		c.mu.Lock()
-		cur := c.currentLocked(tp)
-		c.mu.Unlock()
-		if !cur {
+		if !c.current(tp) {
 			return
 		}
 	}
@@ -104,7 +115,7 @@ func (c *txnCoordinator) sendMarkers(tp *txnPartition, id string) {
 
 // markersRound sends one request to each leader of the remaining
 // partitions and removes the ones answered; stop is true when a leader
-// says this coordinator or epoch is stale.
+// says this coordinator or epoch is stale, or tp is no longer current.
 func (c *txnCoordinator) markersRound(tp *txnPartition, m txn.Metadata, remaining map[txn.TopicPartition]bool) (stop bool) {
 	byLeader := map[int32][]txn.TopicPartition{}
 	for p := range remaining {
@@ -118,6 +129,9 @@ func (c *txnCoordinator) markersRound(tp *txnPartition, m txn.Metadata, remainin
 		}
 	}
 	for leader, parts := range byLeader {
+		if !c.current(tp) {
+			return true // a request before this one outlived the epoch
+		}
 		codes, err := c.sendMarkerRequest(leader, tp.epoch, m, parts)
 		if err != nil {
 			c.b.log.Debug("WriteTxnMarkers not answered; sending again", "broker", leader, "err", err)

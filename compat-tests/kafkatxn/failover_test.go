@@ -9,7 +9,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/zkafka/zkafka/broker"
 	"github.com/zkafka/zkafka/compat-tests/internal/kafkaenv"
 )
@@ -41,19 +40,8 @@ func TestCoordinatorFailoverCompletesCommit(t *testing.T) {
 	if notCoord.ErrorCode != kerr.NotCoordinator.Code {
 		t.Errorf("InitProducerId on broker %d, not the coordinator: %v", x, kerr.ErrorForCode(notCoord.ErrorCode))
 	}
-	assign := func(topic string, leader int32) {
-		req := kmsg.NewPtrCreateTopicsRequest()
-		rt := kmsg.NewCreateTopicsRequestTopic()
-		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, -1, -1
-		rt.ReplicaAssignment = []kmsg.CreateTopicsRequestTopicReplicaAssignment{{Partition: 0, Replicas: []int32{leader}}}
-		req.Topics, req.TimeoutMillis = append(req.Topics, rt), 30000
-		if r, err := req.RequestWith(ctxT(t), kc); err != nil || r.Topics[0].ErrorCode != 0 {
-			t.Fatalf("CreateTopics %s: %v %+v", topic, err, r)
-		}
-		createTopic(t, cl, kc, topic, 1, 1) // waits for the leaders
-	}
-	assign("on-x", x)
-	assign("on-y", y)
+	createAssigned(t, cl, kc, "on-x", x)
+	createAssigned(t, cl, kc, "on-y", y)
 
 	p := client(t, cl, kgo.TransactionalID(id), kgo.TransactionTimeout(60*time.Second), kgo.RetryTimeout(60*time.Second))
 	if err := p.BeginTransaction(); err != nil {

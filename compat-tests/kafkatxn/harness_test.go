@@ -135,3 +135,18 @@ func createTopic(t testing.TB, cl *kafkaenv.Cluster, kc *kgo.Client, topic strin
 		})
 	}
 }
+
+// createAssigned creates topic with one partition on replicas (the first
+// leads) and waits for its leaders.
+func createAssigned(t testing.TB, cl *kafkaenv.Cluster, kc *kgo.Client, topic string, replicas ...int32) {
+	t.Helper()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, -1, -1
+	rt.ReplicaAssignment = []kmsg.CreateTopicsRequestTopicReplicaAssignment{{Partition: 0, Replicas: replicas}}
+	req.Topics, req.TimeoutMillis = append(req.Topics, rt), 30000
+	if r, err := req.RequestWith(ctxT(t), kc); err != nil || r.Topics[0].ErrorCode != 0 {
+		t.Fatalf("CreateTopics %s: %v %+v", topic, err, r)
+	}
+	createTopic(t, cl, kc, topic, 1, int16(len(replicas)))
+}
