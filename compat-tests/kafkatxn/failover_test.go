@@ -29,12 +29,7 @@ func TestCoordinatorFailoverCompletesCommit(t *testing.T) {
 	kc := client(t, cl)
 	const id = "failover-1"
 	coord := txnCoordinator(t, kc, id)
-	var others []int32
-	for b := int32(1); b <= 3; b++ {
-		if b != coord {
-			others = append(others, b)
-		}
-	}
+	others := brokersBut(coord)
 	x, y := others[0], others[1]
 	notCoord := api{t: t, kc: kc, id: x}.init(id, 30000, -1, -1)
 	if notCoord.ErrorCode != kerr.NotCoordinator.Code {

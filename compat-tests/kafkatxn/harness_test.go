@@ -150,3 +150,15 @@ func createAssigned(t testing.TB, cl *kafkaenv.Cluster, kc *kgo.Client, topic st
 	}
 	createTopic(t, cl, kc, topic, 1, int16(len(replicas)))
 }
+
+// brokersBut is the brokers of the 3-broker cluster other than id, in id
+// order.
+func brokersBut(id int32) []int32 {
+	var others []int32
+	for b := int32(1); b <= 3; b++ {
+		if b != id {
+			others = append(others, b)
+		}
+	}
+	return others
+}

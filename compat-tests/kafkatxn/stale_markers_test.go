@@ -37,12 +37,7 @@ func TestMarkersOfAnEpochGoneStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	coord := txnCoordinator(t, kc, id)
-	var others []int32
-	for b := int32(1); b <= 3; b++ {
-		if b != coord {
-			others = append(others, b)
-		}
-	}
+	others := brokersBut(coord)
 	leader, follower := others[0], others[1]
 	createAssigned(t, cl, kc, "gate", leader, coord) // F holds no replica of it
 
