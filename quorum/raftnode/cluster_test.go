@@ -43,14 +43,9 @@ func TestClusterBatchOnFollower(t *testing.T) {
 	lead := c.leader(1, 2, 3)
 	follower := others([]uint64{1, 2, 3}, lead)[0]
 	const count = 600
-	type res struct {
-		i     int
-		index uint64
-		err   error
-	}
-	out := make(chan res, count)
+	out := make(chan proposeOutcome, count)
 	for i := range count {
-		done := func(_ any, index uint64, err error) { out <- res{i, index, err} }
+		done := func(_ any, index uint64, err error) { out <- proposeOutcome{i, index, err} }
 		if i%100 == 50 {
 			c.nodes[follower].ProposeLeaderFunc([]byte(fmt.Sprint(i)), done)
 			continue
@@ -59,7 +54,7 @@ func TestClusterBatchOnFollower(t *testing.T) {
 	}
 	idx := make([]uint64, 0, count)
 	var want []string
-	got := map[int]res{}
+	got := map[int]proposeOutcome{}
 	for range count {
 		r := <-out
 		got[r.i] = r

@@ -150,3 +150,11 @@ func mustPropose(t testing.TB, n *Node, data string) (any, uint64) {
 	}
 	return res, idx
 }
+
+// proposeOutcome is what the done callback of the i-th of a run of
+// proposals was given.
+type proposeOutcome struct {
+	i     int
+	index uint64
+	err   error
+}

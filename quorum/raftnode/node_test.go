@@ -271,15 +271,10 @@ func TestProposeFuncKeepsOrder(t *testing.T) {
 	n := mustStart(t, testConfig(1, t.TempDir()), &testSM{})
 	defer n.Stop()
 	const count = 300
-	type res struct {
-		i     int
-		index uint64
-		err   error
-	}
-	out := make(chan res, count)
+	out := make(chan proposeOutcome, count)
 	for i := range count {
 		n.ProposeFunc([]byte(fmt.Sprint(i)), func(_ any, index uint64, err error) {
-			out <- res{i, index, err}
+			out <- proposeOutcome{i, index, err}
 		})
 	}
 	idx := make([]uint64, count)
