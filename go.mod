@@ -23,6 +23,7 @@ require (
 	github.com/xdg-go/scram v1.4.0
 	github.com/youmark/pkcs8 v0.0.0-20240726163527-a2c0da244d78
 	go.etcd.io/raft/v3 v3.7.0
+	golang.org/x/exp v0.0.0-20261113113407-e3970619a1a4
 	golang.org/x/sys v0.49.0
 	golang.org/x/term v0.43.0
 	google.golang.org/protobuf v1.36.12

@@ -57,6 +57,7 @@ var (
 	profile    = flag.String("cpuprofile", "", "run zkafka in-process under runtime/pprof and write its CPU profile here")
 	memProfile = flag.String("memprofile", "", "run zkafka in-process and write its heap profile (after a GC) here when it stops")
 	traceOut   = flag.String("trace", "", "run zkafka in-process under the execution tracer's flight recorder and write its last -trace-window here when it stops (go tool trace)")
+	traceStage = flag.Bool("trace-stages", false, "-trace: print the time each stage of a write takes (p50, p90), read from the trace; for a run whose last case is writes of one session (-sessions 1 -ops create)")
 	traceWin   = flag.Duration("trace-window", 2*time.Second, "-trace: how much of the end of the run the trace keeps (the last case run)")
 	serveZKCfg = flag.String("serve-zk", "", "internal: serve zkafka ZooKeeper in this process from this zoo.cfg")
 )
@@ -204,6 +205,11 @@ func main() {
 	}
 	if *traceOut != "" {
 		fmt.Printf("zkafka execution trace of the last %v: %s (go tool trace %s)\n", *traceWin, *traceOut, *traceOut)
+		if *traceStage {
+			if err := printWriteStages(*traceOut, os.Stdout); err != nil {
+				fatal(err)
+			}
+		}
 	}
 	benchkit.Exit(0)
 }
