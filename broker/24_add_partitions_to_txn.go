@@ -136,7 +136,7 @@ func (c *conn) addPartitions(id string, pid int64, epoch int16, topics []kmsg.Ad
 		}
 		return codes
 	}
-	code, _ := c.b.txns.do(id, func(t *txn.Txn, nowMs int64) (*txn.Txn, txn.Step) {
+	code, _ := c.b.txns.doWaiting(id, func(t *txn.Txn, nowMs int64) (*txn.Txn, txn.Step) {
 		if t == nil {
 			return nil, txn.Step{Code: kproto.CodeInvalidProducerIDMapping}
 		}

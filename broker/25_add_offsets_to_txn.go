@@ -41,7 +41,7 @@ func (c *conn) addOffsetsToTxn(req *kmsg.AddOffsetsToTxnRequest) kproto.ErrorCod
 		c.b.ensureOffsetsTopic()
 	}
 	tp := txn.TopicPartition{Topic: offsetsTopic, Partition: offsetsPartitionOf(req.Group, n)}
-	code, _ := c.b.txns.do(req.TransactionalID, func(t *txn.Txn, nowMs int64) (*txn.Txn, txn.Step) {
+	code, _ := c.b.txns.doWaiting(req.TransactionalID, func(t *txn.Txn, nowMs int64) (*txn.Txn, txn.Step) {
 		if t == nil {
 			return nil, txn.Step{Code: kproto.CodeInvalidProducerIDMapping}
 		}

@@ -11,8 +11,10 @@ import (
 //
 // Commits or aborts the transaction: answered once PrepareCommit or
 // PrepareAbort is in the log; the markers and the Complete state follow
-// (txn_markers.go), and until then the producer's next InitProducerId or
-// AddPartitionsToTxn gets CONCURRENT_TRANSACTIONS. An EndTxn with no
+// (txn_markers.go); until then the producer's next InitProducerId gets
+// CONCURRENT_TRANSACTIONS, and its next AddPartitionsToTxn,
+// AddOffsetsToTxn or EndTxn waits for them (doWaiting, at most 500 ms,
+// then CONCURRENT_TRANSACTIONS as Kafka answers at once). An EndTxn with no
 // transaction open is INVALID_TXN_STATE; a retry of the one that
 // completed is NONE. WRITE on the transactional id. PRODUCER_FENCED is
 // INVALID_PRODUCER_EPOCH before v2. v5's producer id and epoch (KIP-890
@@ -29,7 +31,7 @@ func handleEndTxn(c *conn, req *kmsg.EndTxnRequest) (kmsg.Response, error) {
 	case !c.allowed(authz.OpWrite, authz.ResourceTransactionalID, req.TransactionalID):
 		code = codeTransactionalIDAuthorizationFailed
 	default:
-		code, _ = c.b.txns.do(req.TransactionalID, func(t *txn.Txn, nowMs int64) (*txn.Txn, txn.Step) {
+		code, _ = c.b.txns.doWaiting(req.TransactionalID, func(t *txn.Txn, nowMs int64) (*txn.Txn, txn.Step) {
 			if t == nil {
 				return nil, txn.Step{Code: kproto.CodeInvalidProducerIDMapping}
 			}

@@ -33,6 +33,10 @@ type txnCoordinator struct {
 		sync.Mutex
 		// parts are the __transaction_state partitions led here, by index.
 		parts map[int32]*txnPartition
+		// changed is closed (and forgotten) when a transaction's state
+		// is applied or abandoned, a marker sender ends, or leadership
+		// moves: doWaiting's requests wait on it. nil until one waits.
+		changed chan struct{}
 	}
 	// clients are kgo clients of the brokers markers go to, by address.
 	clients struct {
@@ -115,6 +119,7 @@ func (c *txnCoordinator) leadershipChanged(t *topic) {
 		c.mu.parts[int32(p)] = tp
 		load = append(load, tp)
 	}
+	c.notifyLocked()
 	c.mu.Unlock()
 	for _, tp := range load {
 		c.b.goTracked("txn-load", func() { c.load(tp) })
@@ -197,6 +202,7 @@ func (c *txnCoordinator) do(id string, op func(t *txn.Txn, nowMs int64) (*txn.Tx
 	if code := c.appendRecord(tp, id, w, now); code != kproto.CodeNone {
 		c.mu.Lock()
 		t.Abandon()
+		c.notifyLocked()
 		c.mu.Unlock()
 		return code, txn.Metadata{}
 	}
@@ -210,11 +216,63 @@ func (c *txnCoordinator) do(id string, op func(t *txn.Txn, nowMs int64) (*txn.Tx
 		delete(tp.txns, id)
 	}
 	m := t.Cur
+	c.notifyLocked()
 	c.mu.Unlock()
 	if step.Markers {
 		c.startMarkers(tp, id)
 	}
 	return step.Code, m
+}
+
+// concurrentWait bounds doWaiting's wait for a transaction still being
+// completed.
+const concurrentWait = 500 * time.Millisecond
+
+// doWaiting is do for a client's request. Where do's outcome is
+// CONCURRENT_TRANSACTIONS (the id's last transaction is still being
+// completed: its markers are being written), it waits for a change of
+// state, up to concurrentWait, and runs op again: a producer that begins
+// its next transaction right after EndTxn is answered once the markers
+// are in, where Kafka answers CONCURRENT_TRANSACTIONS and the client backs
+// off (franz-go and the Java client 20 ms) before it retries, which caps
+// back-to-back transactions near 50 a second. The answer is the one that
+// retry would get; after the bound it is CONCURRENT_TRANSACTIONS, as
+// Kafka's.
+func (c *txnCoordinator) doWaiting(id string, op func(t *txn.Txn, nowMs int64) (*txn.Txn, txn.Step)) (kproto.ErrorCode, txn.Metadata) {
+	timer := time.NewTimer(concurrentWait)
+	defer timer.Stop()
+	for {
+		c.mu.Lock()
+		changed := c.changedLocked() // taken before do looks: no change is missed
+		c.mu.Unlock()
+		code, m := c.do(id, op)
+		if code != kproto.CodeConcurrentTransactions {
+			return code, m
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			return code, m
+		case <-c.b.done:
+			return code, m
+		}
+	}
+}
+
+// changedLocked is the channel the next change closes. c.mu must be held.
+func (c *txnCoordinator) changedLocked() chan struct{} {
+	if c.mu.changed == nil {
+		c.mu.changed = make(chan struct{})
+	}
+	return c.mu.changed
+}
+
+// notifyLocked wakes doWaiting's waiters. c.mu must be held.
+func (c *txnCoordinator) notifyLocked() {
+	if c.mu.changed != nil {
+		close(c.mu.changed)
+		c.mu.changed = nil
+	}
 }
 
 // timerLoop aborts timed-out transactions and expires idle ids.

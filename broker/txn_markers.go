@@ -58,6 +58,7 @@ func (c *txnCoordinator) sendMarkers(tp *txnPartition, id string) {
 	defer func() {
 		c.mu.Lock()
 		delete(tp.marking, id)
+		c.notifyLocked()
 		c.mu.Unlock()
 	}()
 	c.mu.Lock()
