@@ -29,12 +29,27 @@ type cluster struct {
 	// applyMu serializes topic changes (opening and closing partitions,
 	// which do IO); it is held without mu and taken before it.
 	applyMu sync.Mutex
-	// reloadMu serializes reloadTopic's read of ZooKeeper and its apply,
-	// so that a reload never applies what it read before another reload
-	// (a LeaderAndIsr's, a config change's, a watch's) read and applied a
-	// newer state: the replicas and states of the older read would replace
-	// the newer ones. Taken before applyMu; held across the ZooKeeper reads.
-	reloadMu sync.Mutex
+	// reloadMu serializes the reloads of one topic, each a read of
+	// ZooKeeper and its apply, so that a reload never applies what it read
+	// before another reload of the topic (a LeaderAndIsr's, a config
+	// change's, a watch's) read and applied a newer state: the replicas and
+	// states of the older read would replace the newer ones. Reloads of
+	// different topics mostly proceed side by side: a topic's lock is
+	// reloadMu[reloadStripe(name)]. Taken before applyMu; held across the
+	// ZooKeeper reads.
+	reloadMu [reloadStripes]sync.Mutex
+}
+
+// reloadStripes is how many reload locks the topics share.
+const reloadStripes = 64
+
+// reloadStripe is the index of the reload lock of topic name (FNV-1a).
+func reloadStripe(name string) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(name); i++ {
+		h = (h ^ uint32(name[i])) * 16777619
+	}
+	return int(h % reloadStripes)
 }
 
 // topic is one topic's metadata and the partitions this broker holds.
@@ -208,8 +223,9 @@ func (b *Broker) syncTopics(names []string) error {
 // reloadTopic reads one topic from ZooKeeper and applies it; a topic that
 // no longer exists is dropped.
 func (b *Broker) reloadTopic(name string) error {
-	b.cluster.reloadMu.Lock()
-	defer b.cluster.reloadMu.Unlock()
+	mu := &b.cluster.reloadMu[reloadStripe(name)]
+	mu.Lock()
+	defer mu.Unlock()
 	t, err := b.readTopic(name)
 	if errors.Is(err, zk.ErrNoNode) {
 		b.dropTopic(name)
