@@ -29,12 +29,27 @@ type cluster struct {
 	// applyMu serializes topic changes (opening and closing partitions,
 	// which do IO); it is held without mu and taken before it.
 	applyMu sync.Mutex
-	// reloadMu serializes reloadTopic's read of ZooKeeper and its apply,
-	// so that a reload never applies what it read before another reload
-	// (a LeaderAndIsr's, a config change's, a watch's) read and applied a
-	// newer state: the replicas and states of the older read would replace
-	// the newer ones. Taken before applyMu; held across the ZooKeeper reads.
-	reloadMu sync.Mutex
+	// reloadMu serializes the reloads of one topic, each a read of
+	// ZooKeeper and its apply, so that a reload never applies what it read
+	// before another reload of the topic (a LeaderAndIsr's, a config
+	// change's, a watch's) read and applied a newer state: the replicas and
+	// states of the older read would replace the newer ones. Reloads of
+	// different topics mostly proceed side by side: a topic's lock is
+	// reloadMu[reloadStripe(name)]. Taken before applyMu; held across the
+	// ZooKeeper reads.
+	reloadMu [reloadStripes]sync.Mutex
+}
+
+// reloadStripes is how many reload locks the topics share.
+const reloadStripes = 64
+
+// reloadStripe is the index of the reload lock of topic name (FNV-1a).
+func reloadStripe(name string) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(name); i++ {
+		h = (h ^ uint32(name[i])) * 16777619
+	}
+	return int(h % reloadStripes)
 }
 
 // topic is one topic's metadata and the partitions this broker holds.
@@ -208,8 +223,9 @@ func (b *Broker) syncTopics(names []string) error {
 // reloadTopic reads one topic from ZooKeeper and applies it; a topic that
 // no longer exists is dropped.
 func (b *Broker) reloadTopic(name string) error {
-	b.cluster.reloadMu.Lock()
-	defer b.cluster.reloadMu.Unlock()
+	mu := &b.cluster.reloadMu[reloadStripe(name)]
+	mu.Lock()
+	defer mu.Unlock()
 	t, err := b.readTopic(name)
 	if errors.Is(err, zk.ErrNoNode) {
 		b.dropTopic(name)
@@ -221,22 +237,70 @@ func (b *Broker) reloadTopic(name string) error {
 	return b.applyTopic(t)
 }
 
-// readTopic reads a topic's assignment, partition states and config.
+// topicReadTries bounds readTopic's reads of a topic whose znode keeps
+// changing under them.
+const topicReadTries = 10
+
+// afterTopicZnodeRead, when set (tests), runs between readTopicOnce's read
+// of the topic znode and its reads of the partition states.
+var afterTopicZnodeRead func(name string)
+
+// readTopic reads a topic's assignment, partition states and config as of
+// one moment. The controller writes a reassignment's replicas (the topic
+// znode) and its new leader epoch (the state znodes) in one multi, but
+// they are read one after the other: a read that straddles the multi
+// would pair the old replicas with the new epoch, and a leader that took
+// that epoch with them would keep the new replicas out of its followers
+// (the same epoch again changes nothing but the ISR). So the topic znode's
+// version is read again after the states, and the read is done over when
+// the topic znode changed meanwhile.
 func (b *Broker) readTopic(name string) (*topic, error) {
-	data, _, err := b.zk.Get(zkmeta.TopicPath(name))
+	for try := 0; try < topicReadTries; try++ {
+		t, version, err := b.readTopicOnce(name)
+		if err == nil {
+			var now int32
+			if now, err = b.topicVersion(name); err == nil && now == version {
+				return t, nil
+			}
+		}
+		if err != nil && !errors.Is(err, zk.ErrBadVersion) {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("%s changed under %d reads", zkmeta.TopicPath(name), topicReadTries)
+}
+
+// topicVersion is the topic znode's version.
+func (b *Broker) topicVersion(name string) (int32, error) {
+	_, st, err := b.zk.Get(zkmeta.TopicPath(name))
 	if err != nil {
-		return nil, err
+		return 0, err
+	}
+	return st.Version, nil
+}
+
+// readTopicOnce is one read of readTopic's; version is the topic znode's.
+func (b *Broker) readTopicOnce(name string) (*topic, int32, error) {
+	data, st, err := b.zk.Get(zkmeta.TopicPath(name))
+	if err != nil {
+		return nil, 0, err
 	}
 	id, replicas, err := zkmeta.DecodeTopicZNode(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", zkmeta.TopicPath(name), err)
+		return nil, 0, fmt.Errorf("%s: %w", zkmeta.TopicPath(name), err)
 	}
+	version := st.Version
 	if id == ([16]byte{}) {
-		// Written by a Kafka older than 2.8; Kafka's controller adds an id.
+		// Written by a Kafka older than 2.8; Kafka's controller adds an id
+		// (ErrBadVersion: the znode changed since; readTopic reads again).
 		id = zkmeta.NewUUID()
-		if _, err := b.zk.Set(zkmeta.TopicPath(name), zkmeta.EncodeTopicZNode(id, replicas), -1); err != nil {
-			return nil, err
+		if st, err = b.zk.Set(zkmeta.TopicPath(name), zkmeta.EncodeTopicZNode(id, replicas), st.Version); err != nil {
+			return nil, 0, err
 		}
+		version = st.Version
+	}
+	if afterTopicZnodeRead != nil {
+		afterTopicZnodeRead(name)
 	}
 	t := &topic{name: name, id: id, replicas: replicas}
 	for p := range replicas {
@@ -254,7 +318,7 @@ func (b *Broker) readTopic(name string) (*topic, error) {
 		}
 	}
 	t.cfg = effectiveConfig(b.topicDefaults(), t.overrides)
-	return t, nil
+	return t, version, nil
 }
 
 // readState reads a partition's leader state. Without one (the controller
