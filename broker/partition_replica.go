@@ -51,13 +51,14 @@ func (p *partition) applyState(st partState, now time.Time) error {
 
 // makeLeaderLocked: a new leader epoch starts at the log end (in the
 // epoch cache) and the followers' positions start unknown; the same epoch
-// again only takes a newer ISR (an AlterPartition answer seen through the
-// watch). p.mu must be held.
+// again takes a newer ISR (an AlterPartition answer seen through the
+// watch) and the assignment, as Kafka's makeLeader does. p.mu must be held.
 func (p *partition) makeLeaderLocked(st partState, now time.Time) error {
 	if p.mu.role == roleLeader && st.epoch == p.leaderEpoch.Load() {
 		if st.zkVersion > p.mu.partitionEpoch {
 			p.commitISRLocked(st.isr, st.zkVersion)
 		}
+		p.mu.leader.SetReplicas(st.replicas) // the assignment can move within an epoch
 		return nil
 	}
 	if st.epoch < p.leaderEpoch.Load() {

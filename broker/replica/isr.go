@@ -65,6 +65,24 @@ func NewLeaderState(self int32, replicas, isr []int32, hw, leo int64, now time.T
 	return s
 }
 
+// SetReplicas makes replicas the partition's assignment in the same
+// leader epoch (Kafka's Partition.makeLeader updates the assignment on
+// every LeaderAndIsr, a new epoch or not): a follower added is unknown
+// until it fetches, as in NewLeaderState; a follower removed is
+// forgotten; the others keep what their fetches told.
+func (s *LeaderState) SetReplicas(replicas []int32) {
+	for id := range s.Followers {
+		if !slices.Contains(replicas, id) {
+			delete(s.Followers, id)
+		}
+	}
+	for _, r := range replicas {
+		if r != s.Self && s.Followers[r] == nil {
+			s.Followers[r] = &Follower{LEO: -1, lastFetchLeaderLEO: -1}
+		}
+	}
+}
+
 // The maximal ISR, the one the high watermark waits for, is the committed
 // ISR and the pending one together; it is walked in place (ISR, then
 // Pending), without building it, since Advance runs on every append.

@@ -221,3 +221,29 @@ func mustMkdir(t *testing.T, dirs ...string) {
 }
 
 func osMkdirAll(d string) error { return os.MkdirAll(d, 0o755) }
+
+// TestSetReplicas: an assignment changed within the leader epoch adds the
+// new follower (unknown until it fetches: it holds the high watermark
+// back only once in the ISR), forgets the removed one and keeps what the
+// others' fetches told.
+func TestSetReplicas(t *testing.T) {
+	now := time.Unix(1000, 0)
+	s := NewLeaderState(1, []int32{1, 2}, []int32{1, 2}, 0, 10, now)
+	s.UpdateFollower(2, 10, 10, now)
+	s.SetReplicas([]int32{1, 3})
+	if _, ok := s.Followers[2]; ok {
+		t.Error("follower 2, no longer a replica, is still known")
+	}
+	f3, ok := s.Followers[3]
+	if !ok || f3.LEO != -1 {
+		t.Fatalf("follower 3: %+v, %v; want known with LEO -1", f3, ok)
+	}
+	s.UpdateFollower(3, 10, 10, now)
+	s.SetReplicas([]int32{1, 3, 4})
+	if got := s.Followers[3].LEO; got != 10 {
+		t.Errorf("follower 3's LEO after an unrelated change: %d, want 10 (kept)", got)
+	}
+	if _, ok := s.Followers[1]; ok {
+		t.Error("the leader itself became a follower")
+	}
+}
