@@ -3,29 +3,20 @@ package broker
 import (
 	"context"
 	"log/slog"
-	"net"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkafka/zkafka/broker/zkmeta"
-	"github.com/zkafka/zkafka/quorum"
+	"github.com/zkafka/zkafka/internal/zktest"
 )
 
 // newZKTestBroker is a broker with a ZooKeeper session (an in-process
 // server) and nothing else started.
 func newZKTestBroker(t *testing.T) *Broker {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := quorum.StartWithListener(quorum.DefaultConfig(t.TempDir()), slog.New(slog.DiscardHandler), l)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := zktest.Start(t)
 	z, err := zkmeta.Dial(context.Background(), s.Addr().String(), 10*time.Second, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)

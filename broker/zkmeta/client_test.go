@@ -3,12 +3,11 @@ package zkmeta
 import (
 	"context"
 	"log/slog"
-	"net"
 	"testing"
 	"time"
 
 	"github.com/zkafka/zkafka/internal/faultproxy"
-	"github.com/zkafka/zkafka/quorum"
+	"github.com/zkafka/zkafka/internal/zktest"
 )
 
 // TestEnsurePersistentRetriesLostConnection: a create whose connection is
@@ -16,15 +15,7 @@ import (
 // its outcome unknown) is sent again once the session has reconnected, as
 // Kafka's ZooKeeper client retries on CONNECTIONLOSS; the node exists after.
 func TestEnsurePersistentRetriesLostConnection(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := quorum.StartWithListener(quorum.DefaultConfig(t.TempDir()), slog.New(slog.DiscardHandler), l)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := zktest.Start(t)
 	p, err := faultproxy.New(s.Addr().String())
 	if err != nil {
 		t.Fatal(err)

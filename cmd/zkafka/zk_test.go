@@ -2,26 +2,15 @@ package main
 
 import (
 	"bytes"
-	"log/slog"
-	"net"
 	"testing"
 
-	"github.com/zkafka/zkafka/quorum"
+	"github.com/zkafka/zkafka/internal/zktest"
 )
 
 // TestZkShellThroughRoot: `zkafka zk` is on the command line with zkCli's
 // spelling of its flag (-server) and its exit statuses.
 func TestZkShellThroughRoot(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := quorum.StartWithListener(quorum.DefaultConfig(t.TempDir()), slog.New(slog.DiscardHandler), l)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	addr := l.Addr().String()
+	addr := zktest.Start(t).Addr().String()
 	for _, tc := range []struct {
 		args           []string
 		code           int
