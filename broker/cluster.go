@@ -250,8 +250,8 @@ var afterTopicZnodeRead func(name string)
 // znode) and its new leader epoch (the state znodes) in one multi, but
 // they are read one after the other: a read that straddles the multi
 // would pair the old replicas with the new epoch, and a leader that took
-// that epoch with them would keep the new replicas out of its followers
-// (the same epoch again changes nothing but the ISR). So the topic znode's
+// that epoch with them would not know the new replicas as followers until
+// it read the topic again (makeLeaderLocked). So the topic znode's
 // version is read again after the states, and the read is done over when
 // the topic znode changed meanwhile.
 func (b *Broker) readTopic(name string) (*topic, error) {
