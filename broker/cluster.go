@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,13 +44,12 @@ type cluster struct {
 // reloadStripes is how many reload locks the topics share.
 const reloadStripes = 64
 
-// reloadStripe is the index of the reload lock of topic name (FNV-1a).
+// reloadSeed seeds reloadStripe's hash for the life of the process.
+var reloadSeed = maphash.MakeSeed()
+
+// reloadStripe is the index of the reload lock of topic name.
 func reloadStripe(name string) int {
-	h := uint32(2166136261)
-	for i := 0; i < len(name); i++ {
-		h = (h ^ uint32(name[i])) * 16777619
-	}
-	return int(h % reloadStripes)
+	return int(maphash.String(reloadSeed, name) % reloadStripes)
 }
 
 // topic is one topic's metadata and the partitions this broker holds.
